@@ -1,0 +1,379 @@
+package v1beta2
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// KThreesConfigSpec is how one machine's k3s is installed and configured.
+// The JSON names are those of cluster-api-k3s v0.3; fields that it did not have are
+// marked "Added by capk3s".
+// +kubebuilder:validation:XValidation:rule="!has(self.agentConfig) || !has(self.agentConfig.privateRegistry) || !has(self.agentConfig.registries)",message="set either agentConfig.privateRegistry (a path on the machine) or agentConfig.registries (rendered by capk3s), not both"
+type KThreesConfigSpec struct {
+	// files are written to the machine before k3s is installed.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=200
+	Files []File `json:"files,omitempty"`
+
+	// preK3sCommands run, in order, before k3s is installed.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=1000
+	PreK3sCommands []string `json:"preK3sCommands,omitempty"`
+
+	// postK3sCommands run, in order, after k3s has started.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=1000
+	PostK3sCommands []string `json:"postK3sCommands,omitempty"`
+
+	// agentConfig configures the k3s agent part, present on servers and agents alike.
+	// +optional
+	AgentConfig KThreesAgentConfig `json:"agentConfig,omitempty,omitzero"`
+
+	// serverConfig configures k3s servers; ignored on agents.
+	// +optional
+	ServerConfig KThreesServerConfig `json:"serverConfig,omitempty,omitzero"`
+
+	// version is the k3s version to install, e.g. "v1.31.4+k3s1". When empty, the
+	// version of the owning Machine is used.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:Pattern=`^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.+-]*)?$`
+	Version string `json:"version,omitempty"`
+}
+
+// KThreesServerConfig holds the k3s server options that capk3s sets in
+// /etc/rancher/k3s/config.yaml.
+type KThreesServerConfig struct {
+	// kubeAPIServerArg are extra kube-apiserver flags ("name=value"), k3s's kube-apiserver-arg.
+	// +optional
+	// +listType=atomic
+	KubeAPIServerArgs []string `json:"kubeAPIServerArg,omitempty"`
+
+	// kubeControllerManagerArgs are extra kube-controller-manager flags.
+	// +optional
+	// +listType=atomic
+	KubeControllerManagerArgs []string `json:"kubeControllerManagerArgs,omitempty"`
+
+	// kubeSchedulerArgs are extra kube-scheduler flags.
+	// +optional
+	// +listType=atomic
+	KubeSchedulerArgs []string `json:"kubeSchedulerArgs,omitempty"`
+
+	// tlsSan are extra host names or IPs for the API server certificate. The control
+	// plane endpoint is always added.
+	// +optional
+	// +listType=atomic
+	TLSSan []string `json:"tlsSan,omitempty"`
+
+	// bindAddress is the address k3s binds to (k3s default 0.0.0.0).
+	// +optional
+	BindAddress string `json:"bindAddress,omitempty"`
+
+	// httpsListenPort is the API server's port (k3s default 6443).
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,5}$`
+	HTTPSListenPort string `json:"httpsListenPort,omitempty"`
+
+	// advertiseAddress is the address the API server advertises to cluster members.
+	// +optional
+	AdvertiseAddress string `json:"advertiseAddress,omitempty"`
+
+	// advertisePort is the port the API server advertises to cluster members.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,5}$`
+	AdvertisePort string `json:"advertisePort,omitempty"`
+
+	// clusterCidr is the pod network (k3s default 10.42.0.0/16).
+	// +optional
+	ClusterCidr string `json:"clusterCidr,omitempty"`
+
+	// serviceCidr is the service network (k3s default 10.43.0.0/16).
+	// +optional
+	ServiceCidr string `json:"serviceCidr,omitempty"`
+
+	// clusterDNS is the cluster IP of CoreDNS; it must be inside serviceCidr.
+	// +optional
+	ClusterDNS string `json:"clusterDNS,omitempty"`
+
+	// clusterDomain is the cluster's DNS domain (k3s default cluster.local).
+	// +optional
+	ClusterDomain string `json:"clusterDomain,omitempty"`
+
+	// disableComponents are packaged k3s components not to deploy (k3s "disable"),
+	// e.g. traefik, servicelb, local-storage, metrics-server.
+	// +optional
+	// +listType=atomic
+	DisableComponents []string `json:"disableComponents,omitempty"`
+
+	// disableExternalCloudProvider is kept so that manifests written for
+	// cluster-api-k3s are not silently changed; use cloudProviderName instead.
+	//
+	// Deprecated: set cloudProviderName.
+	// +optional
+	DeprecatedDisableExternalCloudProvider bool `json:"disableExternalCloudProvider,omitempty"`
+
+	// disableCloudController turns off k3s's embedded cloud controller manager
+	// (default true, because Cluster API clusters bring their own).
+	// +optional
+	DisableCloudController *bool `json:"disableCloudController,omitempty"`
+
+	// cloudProviderName is the kubelet's --cloud-provider (default "external").
+	// An empty string leaves the flag unset.
+	// +optional
+	CloudProviderName *string `json:"cloudProviderName,omitempty"`
+
+	// systemDefaultRegistry is the registry that k3s pulls its system images from.
+	// +optional
+	SystemDefaultRegistry string `json:"systemDefaultRegistry,omitempty"`
+}
+
+// KThreesAgentConfig holds the k3s agent options, used on servers and agents.
+type KThreesAgentConfig struct {
+	// nodeLabels are labels the kubelet registers the node with ("key=value").
+	// +optional
+	// +listType=atomic
+	NodeLabels []string `json:"nodeLabels,omitempty"`
+
+	// nodeTaints are taints the kubelet registers the node with ("key=value:Effect").
+	// +optional
+	// +listType=atomic
+	NodeTaints []string `json:"nodeTaints,omitempty"`
+
+	// privateRegistry is the path of a registries.yaml already on the machine
+	// (k3s default /etc/rancher/k3s/registries.yaml). To have capk3s write that file,
+	// use registries instead.
+	// +optional
+	PrivateRegistry string `json:"privateRegistry,omitempty"`
+
+	// registries describes registry mirrors and credentials; capk3s renders them into
+	// /etc/rancher/k3s/registries.yaml, taking credentials from Secrets so that they
+	// never appear in this object. Added by capk3s: cluster-api-k3s only took a path.
+	// +optional
+	Registries *Registries `json:"registries,omitempty"`
+
+	// kubeletArgs are extra kubelet flags ("name=value").
+	// +optional
+	// +listType=atomic
+	KubeletArgs []string `json:"kubeletArgs,omitempty"`
+
+	// kubeProxyArgs are extra kube-proxy flags ("name=value").
+	// +optional
+	// +listType=atomic
+	KubeProxyArgs []string `json:"kubeProxyArgs,omitempty"`
+
+	// nodeName overrides the node's name (default: the host name).
+	// +optional
+	NodeName string `json:"nodeName,omitempty"`
+
+	// airGapped installs k3s without reaching the internet: the k3s binary, its images
+	// and the install script must already be on the machine.
+	// +optional
+	AirGapped bool `json:"airGapped,omitempty"`
+
+	// airGappedInstallScriptPath is where the install script lies on an air-gapped
+	// machine (default /opt/install.sh).
+	// +optional
+	AirGappedInstallScriptPath string `json:"airGappedInstallScriptPath,omitempty"`
+}
+
+// Registries is the structured form of k3s's registries.yaml. Added by capk3s.
+type Registries struct {
+	// mirrors redirect pulls from a registry host to other endpoints.
+	// +optional
+	// +listType=map
+	// +listMapKey=registry
+	// +kubebuilder:validation:MaxItems=100
+	Mirrors []RegistryMirror `json:"mirrors,omitempty"`
+
+	// configs give credentials and TLS settings per registry host.
+	// +optional
+	// +listType=map
+	// +listMapKey=registry
+	// +kubebuilder:validation:MaxItems=100
+	Configs []RegistryConfig `json:"configs,omitempty"`
+}
+
+// RegistryMirror sends pulls for one registry to a list of endpoints, in order.
+type RegistryMirror struct {
+	// registry is the host being mirrored, e.g. "docker.io", or "*" for every registry.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	Registry string `json:"registry"`
+
+	// endpoints are the mirror URLs, tried in order.
+	// +required
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	Endpoints []string `json:"endpoints"`
+}
+
+// RegistryConfig holds the credentials and TLS settings for one registry host.
+type RegistryConfig struct {
+	// registry is the host these settings apply to, e.g. "registry.example.com:5000".
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	Registry string `json:"registry"`
+
+	// authSecret names a Secret in the KThreesConfig's namespace with keys "username"
+	// and "password" (or "auth", or "identitytoken").
+	// +optional
+	AuthSecret *SecretReference `json:"authSecret,omitempty"`
+
+	// caSecret names a Secret whose key "ca.crt" is the CA bundle for this registry.
+	// +optional
+	CASecret *SecretReference `json:"caSecret,omitempty"`
+
+	// insecureSkipVerify turns off TLS verification for this registry.
+	// +optional
+	InsecureSkipVerify bool `json:"insecureSkipVerify,omitempty"`
+}
+
+// SecretReference names a Secret in the referring object's namespace.
+type SecretReference struct {
+	// name of the Secret.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// Encoding is how a file's content is encoded.
+// +kubebuilder:validation:Enum=base64;gzip;gzip+base64
+type Encoding string
+
+const (
+	// Base64 content is base64 encoded.
+	Base64 Encoding = "base64"
+	// Gzip content is gzip compressed.
+	Gzip Encoding = "gzip"
+	// GzipBase64 content is gzip compressed, then base64 encoded.
+	GzipBase64 Encoding = "gzip+base64"
+)
+
+// File is a file written to the machine by cloud-init.
+// +kubebuilder:validation:XValidation:rule="!(has(self.content) && has(self.contentFrom))",message="set either content or contentFrom, not both"
+type File struct {
+	// path is the absolute path of the file on the machine.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	Path string `json:"path"`
+
+	// owner is the file's owner, e.g. "root:root".
+	// +optional
+	Owner string `json:"owner,omitempty"`
+
+	// permissions is the file's mode in octal, e.g. "0640".
+	// +optional
+	// +kubebuilder:validation:Pattern=`^0?[0-7]{3}$`
+	Permissions string `json:"permissions,omitempty"`
+
+	// encoding of content.
+	// +optional
+	Encoding Encoding `json:"encoding,omitempty"`
+
+	// content is the file's content.
+	// +optional
+	Content string `json:"content,omitempty"`
+
+	// contentFrom takes the content from a Secret instead.
+	// +optional
+	ContentFrom *FileSource `json:"contentFrom,omitempty"`
+}
+
+// FileSource is where a file's content comes from.
+type FileSource struct {
+	// secret holds the content.
+	// +required
+	Secret SecretFileSource `json:"secret"`
+}
+
+// SecretFileSource is one key of a Secret in the KThreesConfig's namespace.
+type SecretFileSource struct {
+	// name of the Secret.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+
+	// key in the Secret's data.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	Key string `json:"key"`
+}
+
+// KThreesConfigStatus is the observed state, on the Cluster API v1beta2 bootstrap contract.
+// +kubebuilder:validation:MinProperties=1
+type KThreesConfigStatus struct {
+	// conditions describe the config's state: Ready, DataSecretAvailable,
+	// CertificatesAvailable, Paused.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=32
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// initialization reports the contract's one-time milestones.
+	// +optional
+	Initialization KThreesConfigInitializationStatus `json:"initialization,omitempty,omitzero"`
+
+	// dataSecretName is the Secret that holds the bootstrap data.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	DataSecretName string `json:"dataSecretName,omitempty"`
+
+	// observedGeneration is the generation this status was computed for.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// KThreesConfigInitializationStatus is the contract's initialization block.
+// +kubebuilder:validation:MinProperties=1
+type KThreesConfigInitializationStatus struct {
+	// dataSecretCreated is true once the bootstrap data Secret exists.
+	// +optional
+	DataSecretCreated *bool `json:"dataSecretCreated,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:path=kthreesconfigs,scope=Namespaced,categories=cluster-api,shortName=k3sc
+// +kubebuilder:storageversion
+// +kubebuilder:subresource:status
+// +kubebuilder:metadata:labels="cluster.x-k8s.io/v1beta2=v1beta2"
+// +kubebuilder:printcolumn:name="Cluster",type="string",JSONPath=".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']",description="Cluster"
+// +kubebuilder:printcolumn:name="Data secret created",type="boolean",JSONPath=".status.initialization.dataSecretCreated",description="The bootstrap data Secret exists"
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+
+// KThreesConfig configures k3s on one Machine and, through its controller,
+// produces that Machine's bootstrap data.
+type KThreesConfig struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the desired configuration.
+	// +optional
+	Spec KThreesConfigSpec `json:"spec,omitempty,omitzero"`
+
+	// status is the observed state.
+	// +optional
+	Status KThreesConfigStatus `json:"status,omitempty,omitzero"`
+}
+
+// GetConditions returns the conditions, for CAPI's v1beta2 conditions utilities.
+func (c *KThreesConfig) GetConditions() []metav1.Condition { return c.Status.Conditions }
+
+// SetConditions sets the conditions, for CAPI's v1beta2 conditions utilities.
+func (c *KThreesConfig) SetConditions(conditions []metav1.Condition) {
+	c.Status.Conditions = conditions
+}
+
+// +kubebuilder:object:root=true
+
+// KThreesConfigList is a list of KThreesConfigs.
+type KThreesConfigList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []KThreesConfig `json:"items"`
+}

@@ -1,0 +1,313 @@
+package v1beta2
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+)
+
+// KThreesControlPlaneFinalizer holds a KThreesControlPlane until its machines are gone.
+const KThreesControlPlaneFinalizer = "kthrees.controlplane.cluster.x-k8s.io"
+
+// KThreesControlPlaneSpec is the desired control plane: how many k3s servers, which
+// version, and how their machines are shaped.
+// +kubebuilder:validation:XValidation:rule="has(self.machineTemplate.spec) || has(self.machineTemplate.infrastructureRef)",message="spec.machineTemplate.spec.infrastructureRef is required"
+type KThreesControlPlaneSpec struct {
+	// replicas is the number of servers (default 1). With embedded etcd it must be odd,
+	// so that etcd keeps a quorum.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// version is the k3s version of the servers, e.g. "v1.31.4+k3s1".
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:Pattern=`^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.+-]*)?$`
+	Version string `json:"version"`
+
+	// machineTemplate shapes the servers' Machines.
+	// +required
+	MachineTemplate KThreesControlPlaneMachineTemplate `json:"machineTemplate"`
+
+	// kthreesConfigSpec configures k3s on every server.
+	// +optional
+	KThreesConfigSpec bootstrapv1.KThreesConfigSpec `json:"kthreesConfigSpec,omitempty,omitzero"`
+
+	// rolloutAfter replaces every server created before this time, even without a spec change.
+	// +optional
+	RolloutAfter *metav1.Time `json:"rolloutAfter,omitempty"`
+
+	// rolloutStrategy says how outdated servers are replaced.
+	// +optional
+	RolloutStrategy *RolloutStrategy `json:"rolloutStrategy,omitempty"`
+
+	// remediationStrategy says how servers that a MachineHealthCheck marked unhealthy
+	// are replaced.
+	// +optional
+	RemediationStrategy *RemediationStrategy `json:"remediationStrategy,omitempty"`
+}
+
+// KThreesControlPlaneMachineTemplate shapes the control plane's Machines. The spec
+// block is the Cluster API v1beta2 contract's shape; the fields next to it are
+// cluster-api-k3s's older shape, kept so that its manifests are not silently pruned.
+type KThreesControlPlaneMachineTemplate struct {
+	// metadata is given to each Machine (and propagated to existing ones).
+	// +optional
+	ObjectMeta clusterv1.ObjectMeta `json:"metadata,omitempty,omitzero"`
+
+	// spec is the Machines' spec on the v1beta2 contract.
+	// +optional
+	Spec KThreesControlPlaneMachineTemplateSpec `json:"spec,omitempty,omitzero"`
+
+	// infrastructureRef is cluster-api-k3s's reference to the infrastructure template.
+	//
+	// Deprecated: use spec.infrastructureRef. The defaulting webhook moves this value there.
+	// +optional
+	DeprecatedInfrastructureRef *DeprecatedObjectReference `json:"infrastructureRef,omitempty"`
+
+	// nodeDrainTimeout is cluster-api-k3s's drain timeout.
+	//
+	// Deprecated: use spec.deletion.nodeDrainTimeoutSeconds. The defaulting webhook moves it.
+	// +optional
+	DeprecatedNodeDrainTimeout *metav1.Duration `json:"nodeDrainTimeout,omitempty"`
+
+	// nodeVolumeDetachTimeout is cluster-api-k3s's volume detach timeout.
+	//
+	// Deprecated: use spec.deletion.nodeVolumeDetachTimeoutSeconds. The defaulting webhook moves it.
+	// +optional
+	DeprecatedNodeVolumeDetachTimeout *metav1.Duration `json:"nodeVolumeDetachTimeout,omitempty"`
+
+	// nodeDeletionTimeout is cluster-api-k3s's node deletion timeout.
+	//
+	// Deprecated: use spec.deletion.nodeDeletionTimeoutSeconds. The defaulting webhook moves it.
+	// +optional
+	DeprecatedNodeDeletionTimeout *metav1.Duration `json:"nodeDeletionTimeout,omitempty"`
+}
+
+// DeprecatedObjectReference is the apiVersion-based reference that cluster-api-k3s
+// used for infrastructure templates.
+type DeprecatedObjectReference struct {
+	// apiVersion of the referent.
+	// +optional
+	APIVersion string `json:"apiVersion,omitempty"`
+	// kind of the referent.
+	// +optional
+	Kind string `json:"kind,omitempty"`
+	// name of the referent.
+	// +optional
+	Name string `json:"name,omitempty"`
+	// namespace of the referent; must be the control plane's own.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// KThreesControlPlaneMachineTemplateSpec is the contract's machineTemplate.spec.
+type KThreesControlPlaneMachineTemplateSpec struct {
+	// infrastructureRef names the infrastructure machine template servers are cloned from.
+	// +required
+	InfrastructureRef clusterv1.ContractVersionedObjectReference `json:"infrastructureRef,omitempty,omitzero"`
+
+	// readinessGates are extra conditions that each Machine's Ready condition waits for.
+	// +optional
+	// +listType=map
+	// +listMapKey=conditionType
+	// +kubebuilder:validation:MaxItems=32
+	ReadinessGates []clusterv1.MachineReadinessGate `json:"readinessGates,omitempty"`
+
+	// deletion holds the timeouts used when a server's Machine is deleted.
+	// +optional
+	Deletion MachineDeletionSpec `json:"deletion,omitempty,omitzero"`
+}
+
+// MachineDeletionSpec holds the timeouts that apply when a server's Machine is deleted;
+// they are propagated to existing Machines without a rollout.
+// +kubebuilder:validation:MinProperties=1
+type MachineDeletionSpec struct {
+	// nodeDrainTimeoutSeconds bounds the time spent draining the node; unset or 0 means no limit.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	NodeDrainTimeoutSeconds *int32 `json:"nodeDrainTimeoutSeconds,omitempty"`
+
+	// nodeVolumeDetachTimeoutSeconds bounds the wait for volumes to detach; unset or 0 means no limit.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	NodeVolumeDetachTimeoutSeconds *int32 `json:"nodeVolumeDetachTimeoutSeconds,omitempty"`
+
+	// nodeDeletionTimeoutSeconds bounds the attempts to delete the Node; 0 retries forever.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	NodeDeletionTimeoutSeconds *int32 `json:"nodeDeletionTimeoutSeconds,omitempty"`
+}
+
+// RolloutStrategyType names a rollout strategy.
+// +kubebuilder:validation:Enum=RollingUpdate
+type RolloutStrategyType string
+
+// RollingUpdateStrategyType replaces servers one at a time.
+const RollingUpdateStrategyType RolloutStrategyType = "RollingUpdate"
+
+// RolloutStrategy says how outdated servers are replaced.
+type RolloutStrategy struct {
+	// type of the rollout; only RollingUpdate exists.
+	// +optional
+	Type RolloutStrategyType `json:"type,omitempty"`
+
+	// rollingUpdate tunes the RollingUpdate strategy.
+	// +optional
+	RollingUpdate *RollingUpdate `json:"rollingUpdate,omitempty"`
+}
+
+// RollingUpdate tunes a rolling replacement of servers.
+type RollingUpdate struct {
+	// maxSurge is how many servers may exist above replicas during a rollout: 1 (default,
+	// create the new server first) or 0 (remove an old one first, for infrastructure
+	// without spare capacity; needs at least 3 servers to keep etcd's quorum).
+	// +optional
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="self == 0 || self == 1 || self == '0' || self == '1'",message="maxSurge must be 0 or 1"
+	MaxSurge *intstr.IntOrString `json:"maxSurge,omitempty"`
+}
+
+// RemediationStrategy says how unhealthy servers are replaced.
+type RemediationStrategy struct {
+	// maxRetry bounds how often the replacement of one unhealthy server is itself
+	// replaced; unset means no bound.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	MaxRetry *int32 `json:"maxRetry,omitempty"`
+
+	// retryPeriod is the least time between two retries.
+	// +optional
+	RetryPeriod metav1.Duration `json:"retryPeriod,omitempty"`
+
+	// minHealthyPeriod: a replacement that stays healthy this long ends the retry
+	// sequence, so a later failure counts as new (default 1h).
+	// +optional
+	MinHealthyPeriod *metav1.Duration `json:"minHealthyPeriod,omitempty"`
+}
+
+// KThreesControlPlaneStatus is the observed state, on the Cluster API v1beta2
+// control-plane contract. There are no terminal failure fields: problems are conditions.
+// +kubebuilder:validation:MinProperties=1
+type KThreesControlPlaneStatus struct {
+	// conditions describe the control plane's state: Available, Ready, Paused,
+	// TokenAvailable, CertificatesAvailable, RollingOut, Remediating, EtcdClusterHealthy...
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=32
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// initialization reports the contract's one-time milestones.
+	// +optional
+	Initialization KThreesControlPlaneInitializationStatus `json:"initialization,omitempty,omitzero"`
+
+	// selector selects the control plane's Machines, for the scale subresource.
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	Selector string `json:"selector,omitempty"`
+
+	// replicas is the number of Machines of this control plane.
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// readyReplicas is the number of Machines whose Ready condition is True.
+	// +optional
+	ReadyReplicas *int32 `json:"readyReplicas,omitempty"`
+
+	// availableReplicas is the number of Machines whose Available condition is True.
+	// +optional
+	AvailableReplicas *int32 `json:"availableReplicas,omitempty"`
+
+	// upToDateReplicas is the number of Machines that need no rollout.
+	// +optional
+	UpToDateReplicas *int32 `json:"upToDateReplicas,omitempty"`
+
+	// version is the lowest k3s version among the servers.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Version string `json:"version,omitempty"`
+
+	// observedGeneration is the generation this status was computed for.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// lastRemediation describes the latest remediation.
+	// +optional
+	LastRemediation *LastRemediationStatus `json:"lastRemediation,omitempty"`
+}
+
+// KThreesControlPlaneInitializationStatus is the contract's initialization block.
+// +kubebuilder:validation:MinProperties=1
+type KThreesControlPlaneInitializationStatus struct {
+	// controlPlaneInitialized is true once the first server's API answers and its node
+	// registered. It never goes back to false.
+	// +optional
+	ControlPlaneInitialized *bool `json:"controlPlaneInitialized,omitempty"`
+}
+
+// LastRemediationStatus describes the latest remediation, so retries can be counted.
+type LastRemediationStatus struct {
+	// machine is the name of the latest remediated Machine.
+	// +required
+	Machine string `json:"machine"`
+
+	// time is when it was remediated.
+	// +required
+	Time metav1.Time `json:"time"`
+
+	// retryCount counts the retries for the same original failure.
+	// +required
+	RetryCount int32 `json:"retryCount"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:path=kthreescontrolplanes,scope=Namespaced,categories=cluster-api,shortName=k3scp
+// +kubebuilder:storageversion
+// +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
+// +kubebuilder:metadata:labels="cluster.x-k8s.io/v1beta2=v1beta2"
+// +kubebuilder:printcolumn:name="Cluster",type="string",JSONPath=".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']",description="Cluster"
+// +kubebuilder:printcolumn:name="Initialized",type="boolean",JSONPath=".status.initialization.controlPlaneInitialized",description="The first server's API answers"
+// +kubebuilder:printcolumn:name="Available",type="string",JSONPath=`.status.conditions[?(@.type=="Available")].status`,description="The control plane passes its availability checks"
+// +kubebuilder:printcolumn:name="Desired",type="integer",JSONPath=".spec.replicas",description="Desired servers"
+// +kubebuilder:printcolumn:name="Replicas",type="integer",JSONPath=".status.replicas",description="Servers"
+// +kubebuilder:printcolumn:name="Ready",type="integer",JSONPath=".status.readyReplicas",description="Servers with Ready condition true"
+// +kubebuilder:printcolumn:name="Up-to-date",type="integer",JSONPath=".status.upToDateReplicas",description="Servers that need no rollout"
+// +kubebuilder:printcolumn:name="Version",type="string",JSONPath=".spec.version",description="Desired k3s version"
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
+
+// KThreesControlPlane runs a cluster's k3s servers: it creates the first one, joins
+// more, scales, rolls out upgrades, remediates, and owns the cluster's secrets.
+type KThreesControlPlane struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the desired control plane.
+	// +optional
+	Spec KThreesControlPlaneSpec `json:"spec,omitempty"`
+
+	// status is the observed state.
+	// +optional
+	Status KThreesControlPlaneStatus `json:"status,omitempty,omitzero"`
+}
+
+// GetConditions returns the conditions, for CAPI's v1beta2 conditions utilities.
+func (c *KThreesControlPlane) GetConditions() []metav1.Condition { return c.Status.Conditions }
+
+// SetConditions sets the conditions, for CAPI's v1beta2 conditions utilities.
+func (c *KThreesControlPlane) SetConditions(conditions []metav1.Condition) {
+	c.Status.Conditions = conditions
+}
+
+// +kubebuilder:object:root=true
+
+// KThreesControlPlaneList is a list of KThreesControlPlanes.
+type KThreesControlPlaneList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []KThreesControlPlane `json:"items"`
+}
