@@ -53,12 +53,11 @@ go_install() {
 	local tmp
 	tmp="$(mktemp -d)"
 	GOBIN="$tmp" go install "$1@$2"
-	mv "$tmp/$(basename "$1")" "$OUT"
+	# The installed binary is the only file; its name is not always the path's last
+	# element (kustomize/v5 installs "kustomize").
+	mv "$tmp"/* "$OUT"
 	rm -rf "$tmp"
 }
-
-want() { [[ $# -eq 0 ]] || [[ " ${SELECTED[*]} " == *" $1 "* ]]; }
-SELECTED=("$@")
 
 ensure() {
 	case "$1" in

@@ -1,0 +1,129 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util"
+	"sigs.k8s.io/cluster-api/util/patch"
+	"sigs.k8s.io/cluster-api/util/paused"
+	"sigs.k8s.io/cluster-api/util/predicates"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+)
+
+// +kubebuilder:rbac:groups=controlplane.cluster.x-k8s.io,resources=kthreescontrolplanes;kthreescontrolplanes/status,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=clusters;clusters/status,verbs=get;list;watch
+// +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=machines,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+
+// Reconciler reconciles KThreesControlPlanes.
+type Reconciler struct {
+	Client client.Client
+	// WatchFilterValue, when set, limits reconciling to objects labelled
+	// cluster.x-k8s.io/watch-filter=<value>.
+	WatchFilterValue string
+}
+
+// SetupWithManager registers the controller. Owned Secrets are watched by metadata
+// only: a deleted token Secret must wake the control plane, but caching every
+// Secret's data cluster-wide would cost memory and widen what the manager holds.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
+	log := ctrl.LoggerFrom(ctx)
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&controlplanev1.KThreesControlPlane{}).
+		Owns(&corev1.Secret{}, builder.OnlyMetadata).
+		Owns(&clusterv1.Machine{}).
+		Watches(&clusterv1.Cluster{},
+			handler.EnqueueRequestsFromMapFunc(clusterToControlPlane),
+			builder.WithPredicates(predicates.ClusterPausedTransitionsOrInfrastructureProvisioned(mgr.GetScheme(), log)),
+		).
+		WithOptions(options).
+		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
+		Complete(r)
+}
+
+// clusterToControlPlane maps a Cluster to the KThreesControlPlane it references.
+func clusterToControlPlane(_ context.Context, o client.Object) []reconcile.Request {
+	cluster, ok := o.(*clusterv1.Cluster)
+	if !ok {
+		return nil
+	}
+	ref := cluster.Spec.ControlPlaneRef
+	if ref.APIGroup != controlplanev1.GroupVersion.Group || ref.Kind != "KThreesControlPlane" || ref.Name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: cluster.Namespace, Name: ref.Name}}}
+}
+
+// Reconcile runs one pass for a KThreesControlPlane.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+	log := ctrl.LoggerFrom(ctx)
+
+	kcp := &controlplanev1.KThreesControlPlane{}
+	if err := r.Client.Get(ctx, req.NamespacedName, kcp); err != nil {
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("reading KThreesControlPlane: %w", err)
+	}
+
+	cluster, err := util.GetOwnerCluster(ctx, r.Client, kcp.ObjectMeta)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("reading owner Cluster: %w", err)
+	}
+	if cluster == nil {
+		// The Cluster controller sets the owner reference; the Cluster watch wakes us then.
+		log.V(4).Info("Waiting for the Cluster to own this control plane")
+		return ctrl.Result{}, nil
+	}
+	log = log.WithValues("Cluster", client.ObjectKeyFromObject(cluster))
+	ctx = ctrl.LoggerInto(ctx, log)
+
+	if isPaused, requeue, err := paused.EnsurePausedCondition(ctx, r.Client, cluster, kcp); err != nil || isPaused || requeue {
+		return ctrl.Result{}, err
+	}
+	if !kcp.DeletionTimestamp.IsZero() {
+		// Deletion (machines first, then the finalizer) is handled by the lifecycle
+		// steps; the token Secret goes with the control plane through its owner reference.
+		return ctrl.Result{}, nil
+	}
+
+	patchHelper, err := patch.NewHelper(kcp, r.Client)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("creating patch helper: %w", err)
+	}
+	defer func() {
+		kcp.Status.ObservedGeneration = kcp.Generation
+		if err := patchHelper.Patch(ctx, kcp, patch.WithOwnedConditions{Conditions: ownedConditions}); err != nil {
+			reterr = errors.Join(reterr, fmt.Errorf("patching KThreesControlPlane: %w", err))
+		}
+	}()
+
+	return r.reconcile(ctx, cluster, kcp)
+}
+
+// ownedConditions are the conditions this controller sets; the patch helper lets
+// them win over concurrent writers.
+var ownedConditions = []string{
+	controlplanev1.TokenAvailableCondition,
+}
+
+// reconcile runs the steps in order; each returns early when its work is not done.
+func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane) (ctrl.Result, error) {
+	if _, err := r.reconcileToken(ctx, cluster, kcp); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, nil
+}

@@ -1,0 +1,65 @@
+package controlplane
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/conditions"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/token"
+)
+
+// reconcileToken runs on every pass, not only at creation, so that token Secrets
+// made by older software are taken over and a lost token is noticed. It reports
+// TokenAvailable; available=false must stop any scale-up, since new machines could
+// not join.
+func (r *Reconciler) reconcileToken(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane) (available bool, err error) {
+	log := ctrl.LoggerFrom(ctx)
+	result, err := token.Reconcile(ctx, r.Client, cluster, kcp)
+	if err != nil {
+		conditions.Set(kcp, metav1.Condition{
+			Type:    controlplanev1.TokenAvailableCondition,
+			Status:  metav1.ConditionUnknown,
+			Reason:  controlplanev1.TokenReconcileFailedReason,
+			Message: "Failed to reconcile the join token Secret; see the controller's log",
+		})
+		return false, err
+	}
+	if result.Outcome != token.Unchanged {
+		// Outcome and message never contain the token itself.
+		log.Info("Reconciled join token Secret", "outcome", result.Outcome, "message", result.Message)
+	}
+	switch result.Outcome {
+	case token.Lost:
+		conditions.Set(kcp, metav1.Condition{
+			Type:    controlplanev1.TokenAvailableCondition,
+			Status:  metav1.ConditionFalse,
+			Reason:  controlplanev1.TokenLostReason,
+			Message: result.Message,
+		})
+		return false, nil
+	case token.Recovered:
+		conditions.Set(kcp, metav1.Condition{
+			Type:    controlplanev1.TokenAvailableCondition,
+			Status:  metav1.ConditionTrue,
+			Reason:  controlplanev1.TokenRecoveredReason,
+			Message: result.Message,
+		})
+		return true, nil
+	}
+	// A Recovered condition stays until something else happens to the Secret, so that
+	// users see that their token came back; any later clean pass is plain Available.
+	if c := conditions.Get(kcp, controlplanev1.TokenAvailableCondition); c != nil &&
+		c.Status == metav1.ConditionTrue && c.Reason == controlplanev1.TokenRecoveredReason && result.Outcome == token.Unchanged {
+		return true, nil
+	}
+	conditions.Set(kcp, metav1.Condition{
+		Type:   controlplanev1.TokenAvailableCondition,
+		Status: metav1.ConditionTrue,
+		Reason: controlplanev1.TokenAvailableReason,
+	})
+	return true, nil
+}

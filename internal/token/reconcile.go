@@ -1,0 +1,158 @@
+package token
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/ownerref"
+)
+
+// Outcome says what Reconcile found and did.
+type Outcome string
+
+const (
+	// Unchanged: the Secret was already right; nothing was written.
+	Unchanged Outcome = "Unchanged"
+	// Created: a new token was generated before the cluster was initialized.
+	Created Outcome = "Created"
+	// TakenOver: the Secret existed and its ownership or labels were corrected.
+	TakenOver Outcome = "TakenOver"
+	// Recovered: the Secret was missing (or empty) and was rebuilt from a server's
+	// bootstrap data.
+	Recovered Outcome = "Recovered"
+	// Lost: the Secret is missing after initialization and no server's bootstrap data
+	// holds the token. Nothing was created; joining more machines must wait.
+	Lost Outcome = "Lost"
+)
+
+// Result is what Reconcile reports. Message is safe to show users: it never holds
+// the token.
+type Result struct {
+	Outcome Outcome
+	Message string
+}
+
+// Available reports whether machines can be given the token.
+func (r Result) Available() bool { return r.Outcome != Lost }
+
+// Reconcile makes the cluster's token Secret exist and be controlled by kcp. It writes
+// only when something is wrong, and returns every API error other than NotFound.
+func Reconcile(ctx context.Context, c client.Client, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane) (Result, error) {
+	key := client.ObjectKey{Namespace: cluster.Namespace, Name: SecretName(cluster.Name)}
+	existing := &corev1.Secret{}
+	err := c.Get(ctx, key, existing)
+	switch {
+	case apierrors.IsNotFound(err):
+		return create(ctx, c, cluster, kcp)
+	case err != nil:
+		return Result{}, fmt.Errorf("reading join token Secret %s: %w", key, err)
+	}
+	return takeOver(ctx, c, cluster, kcp, existing)
+}
+
+// create makes the Secret. A token found in a server's bootstrap data wins over a new
+// one, even before initialization: the first server may be booting with it already.
+func create(ctx context.Context, c client.Client, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane) (Result, error) {
+	tok, result, err := recoverOrGenerate(ctx, c, cluster, kcp)
+	if err != nil || result.Outcome == Lost {
+		return result, err
+	}
+	s := newSecret(cluster, tok)
+	if err := controllerutil.SetControllerReference(kcp, s, c.Scheme()); err != nil {
+		return Result{}, fmt.Errorf("owning join token Secret: %w", err)
+	}
+	if err := c.Create(ctx, s); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			// Someone else created it between our Get and Create: adopt theirs.
+			existing := &corev1.Secret{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(s), existing); err != nil {
+				return Result{}, fmt.Errorf("reading join token Secret: %w", err)
+			}
+			return takeOver(ctx, c, cluster, kcp, existing)
+		}
+		return Result{}, fmt.Errorf("creating join token Secret: %w", err)
+	}
+	return result, nil
+}
+
+func recoverOrGenerate(ctx context.Context, c client.Client, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane) (Token, Result, error) {
+	tok, found, err := recoverFromServers(ctx, c, cluster)
+	switch {
+	case errors.Is(err, errServersDisagree):
+		return Token{}, Result{Outcome: Lost, Message: "join token Secret is missing and " + err.Error()}, nil
+	case err != nil:
+		return Token{}, Result{}, err
+	case found:
+		return tok, Result{Outcome: Recovered, Message: "join token Secret was missing; recovered it from a server's bootstrap data"}, nil
+	case initialized(cluster, kcp):
+		return Token{}, Result{Outcome: Lost, Message: "join token Secret " + SecretName(cluster.Name) +
+			" is missing after the control plane was initialized, and no server's bootstrap data holds the token; " +
+			"restore the Secret from a backup (key " + ServerKey + ") so that machines can join"}, nil
+	}
+	tok, err = Generate()
+	if err != nil {
+		return Token{}, Result{}, err
+	}
+	return tok, Result{Outcome: Created, Message: "join token Secret created"}, nil
+}
+
+// takeOver corrects ownership and labels of an existing Secret, and fills in a missing
+// server passphrase the way create would. The Secret's type is immutable in
+// Kubernetes, so a Secret of another type is kept as it is.
+func takeOver(ctx context.Context, c client.Client, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, existing *corev1.Secret) (Result, error) {
+	desired := existing.DeepCopy()
+	result := Result{Outcome: Unchanged}
+	changed, err := ownerref.TakeOver(desired, kcp, c.Scheme())
+	if err != nil {
+		return Result{}, fmt.Errorf("taking over join token Secret: %w", err)
+	}
+	if desired.Labels[clusterv1.ClusterNameLabel] != cluster.Name {
+		if desired.Labels == nil {
+			desired.Labels = map[string]string{}
+		}
+		desired.Labels[clusterv1.ClusterNameLabel] = cluster.Name
+		changed = true
+	}
+	if len(desired.Data[ServerKey]) == 0 {
+		tok, r, err := recoverOrGenerate(ctx, c, cluster, kcp)
+		if err != nil || r.Outcome == Lost {
+			return r, err
+		}
+		if desired.Data == nil {
+			desired.Data = map[string][]byte{}
+		}
+		desired.Data[ServerKey] = []byte(tok.Server)
+		if tok.Agent != "" {
+			desired.Data[AgentKey] = []byte(tok.Agent)
+		}
+		result, changed = r, true
+	}
+	if !changed {
+		return result, nil
+	}
+	// The optimistic lock makes a concurrent change of the owner references fail this
+	// patch instead of being overwritten by it; the next reconcile starts over.
+	if err := c.Patch(ctx, desired, client.MergeFromWithOptions(existing, client.MergeFromWithOptimisticLock{})); err != nil {
+		return Result{}, fmt.Errorf("taking over join token Secret: %w", err)
+	}
+	if result.Outcome == Unchanged {
+		result = Result{Outcome: TakenOver, Message: "join token Secret is now controlled by the control plane"}
+	}
+	return result, nil
+}
+
+// initialized is true once either the control plane or the Cluster says so: from then
+// on servers hold the token, and a new random one would lock out every new machine.
+func initialized(cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane) bool {
+	isTrue := func(b *bool) bool { return b != nil && *b }
+	return isTrue(kcp.Status.Initialization.ControlPlaneInitialized) ||
+		isTrue(cluster.Status.Initialization.ControlPlaneInitialized)
+}

@@ -1,0 +1,30 @@
+package envtest
+
+import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+)
+
+// NewScheme returns a scheme with Kubernetes' built-in kinds, CRDs, CAPI core and
+// both capk3s API groups: everything the harness's client reads and writes.
+func NewScheme() *runtime.Scheme {
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{
+		clientgoscheme.AddToScheme,
+		apiextensionsv1.AddToScheme,
+		clusterv1.AddToScheme,
+		bootstrapv1.AddToScheme,
+		controlplanev1.AddToScheme,
+	} {
+		if err := add(scheme); err != nil {
+			// Only a programming error (a kind registered twice differently) gets here.
+			panic(err)
+		}
+	}
+	return scheme
+}
