@@ -11,7 +11,9 @@ import (
 	"github.com/spf13/pflag"
 	cliflag "k8s.io/component-base/cli/flag"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 
+	"github.com/capk3s/capk3s/internal/controlplane"
 	"github.com/capk3s/capk3s/internal/manager"
 	"github.com/capk3s/capk3s/internal/scheme"
 )
@@ -31,15 +33,20 @@ func main() {
 		fmt.Fprintf(os.Stderr, "invalid flags: %v\n", err)
 		os.Exit(2)
 	}
-	if err := manager.Run("capk3s-controlplane-manager", scheme.ForControlPlane(), opts, setupReconcilers); err != nil {
+	if err := manager.Run("capk3s-controlplane-manager", scheme.ForControlPlane(), opts, setupReconcilers(opts)); err != nil {
 		fmt.Fprintf(os.Stderr, "capk3s-controlplane-manager: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-// setupReconcilers is where the control-plane reconcilers and webhooks are
-// registered as they are built. Until then the binary still starts, serves
-// probes and metrics, and takes part in leader election.
-func setupReconcilers(_ context.Context, _ ctrl.Manager) error {
-	return nil
+// setupReconcilers registers the control-plane reconcilers. Their concurrency is the
+// manager-wide --concurrency, which controller.Options inherits when left at zero.
+func setupReconcilers(opts manager.Options) manager.SetupFunc {
+	return func(ctx context.Context, mgr ctrl.Manager) error {
+		r := &controlplane.Reconciler{Client: mgr.GetClient(), WatchFilterValue: opts.WatchFilterValue}
+		if err := r.SetupWithManager(ctx, mgr, controller.Options{}); err != nil {
+			return fmt.Errorf("setting up the KThreesControlPlane controller: %w", err)
+		}
+		return nil
+	}
 }

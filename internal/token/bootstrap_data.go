@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -19,11 +20,14 @@ const (
 
 // cloudConfigFiles is the part of a cloud-config that can carry k3s's config file.
 type cloudConfigFiles struct {
-	WriteFiles []struct {
-		Path     string `json:"path"`
-		Content  string `json:"content"`
-		Encoding string `json:"encoding"`
-	} `json:"write_files"`
+	WriteFiles []cloudConfigFile `json:"write_files"`
+}
+
+// cloudConfigFile is one write_files entry.
+type cloudConfigFile struct {
+	Path     string `json:"path"`
+	Content  string `json:"content"`
+	Encoding string `json:"encoding"`
 }
 
 // tokenFromBootstrapData reads the join token that a server's cloud-config gave k3s:
@@ -35,10 +39,7 @@ func tokenFromBootstrapData(data []byte) (tok Token, found bool, err error) {
 	if err := yaml.Unmarshal(data, &cc); err != nil {
 		return Token{}, false, fmt.Errorf("bootstrap data is not a cloud-config: %w", err)
 	}
-	for _, f := range cc.WriteFiles {
-		if f.Path != k3sConfigPath && !strings.HasPrefix(f.Path, k3sConfigDropIn) {
-			continue
-		}
+	for _, f := range k3sConfigFiles(cc) {
 		content, err := decodeContent(f.Content, f.Encoding)
 		if err != nil {
 			return Token{}, false, fmt.Errorf("k3s config file %s: %w", f.Path, err)
@@ -58,6 +59,40 @@ func tokenFromBootstrapData(data []byte) (tok Token, found bool, err error) {
 		}
 	}
 	return tok, tok.Server != "", nil
+}
+
+// k3sConfigFiles returns the write_files entries that k3s reads as its config, in the
+// order k3s applies them (a later file overrides an earlier one): config.yaml first,
+// then the drop-ins in file-name order. Like k3s, it only takes drop-ins named
+// *.yaml or *.yml directly in the drop-in directory. When several entries write the
+// same path, only the last is kept: cloud-init overwrites the earlier ones.
+func k3sConfigFiles(cc cloudConfigFiles) []cloudConfigFile {
+	last := map[string]cloudConfigFile{}
+	for _, f := range cc.WriteFiles {
+		name, isDropIn := strings.CutPrefix(f.Path, k3sConfigDropIn)
+		if f.Path == k3sConfigPath || (isDropIn && name != "" && !strings.Contains(name, "/") && hasYAMLSuffix(name)) {
+			last[f.Path] = f
+		}
+	}
+	files := make([]cloudConfigFile, 0, len(last))
+	if f, ok := last[k3sConfigPath]; ok {
+		files = append(files, f)
+		delete(last, k3sConfigPath)
+	}
+	dropIns := make([]string, 0, len(last))
+	for path := range last {
+		dropIns = append(dropIns, path)
+	}
+	sort.Strings(dropIns)
+	for _, path := range dropIns {
+		files = append(files, last[path])
+	}
+	return files
+}
+
+func hasYAMLSuffix(name string) bool {
+	lower := strings.ToLower(name)
+	return strings.HasSuffix(lower, ".yaml") || strings.HasSuffix(lower, ".yml")
 }
 
 // decodeContent undoes cloud-init's write_files encodings.
