@@ -30,7 +30,7 @@ func startManager(t *testing.T) {
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		// As in production: Secrets are read live, never cached cluster-wide.
-		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+		Client:     client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
 		Controller: ctrlConfigForTests(),
 	})
 	if err != nil {

@@ -19,16 +19,16 @@ import (
 type Outcome string
 
 const (
-	// Unchanged: the Secret was already right; nothing was written.
+	// Unchanged means the Secret was already right; nothing was written.
 	Unchanged Outcome = "Unchanged"
-	// Created: a new token was generated before the cluster was initialized.
+	// Created means a new token was generated before the cluster was initialized.
 	Created Outcome = "Created"
-	// TakenOver: the Secret existed and its ownership or labels were corrected.
+	// TakenOver means the Secret existed and its ownership or labels were corrected.
 	TakenOver Outcome = "TakenOver"
-	// Recovered: the Secret was missing (or empty) and was rebuilt from a server's
+	// Recovered means the Secret was missing (or empty) and was rebuilt from a server's
 	// bootstrap data.
 	Recovered Outcome = "Recovered"
-	// Lost: the Secret is missing after initialization and no server's bootstrap data
+	// Lost means the Secret is missing after initialization and no server's bootstrap data
 	// holds the token. Nothing was created; joining more machines must wait.
 	Lost Outcome = "Lost"
 )

@@ -2,6 +2,7 @@ package token
 
 import (
 	"fmt"
+	"io"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,13 +35,17 @@ func (t Token) String() string { return "token(redacted)" }
 // GoString keeps %#v from printing the passphrases too.
 func (t Token) GoString() string { return t.String() }
 
+// Format makes every fmt verb print String: without it, verbs that do not use String
+// (%d, %t, %o...) print the struct's fields, passphrases included.
+func (t Token) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, t.String()) }
+
 // HasAgentToken reports whether agents get their own passphrase.
 func (t Token) HasAgentToken() bool { return t.Agent != "" }
 
 func fromSecret(s *corev1.Secret) (Token, error) {
 	server := string(s.Data[ServerKey])
 	if server == "" {
-		return Token{}, fmt.Errorf("Secret %s/%s has no %q key", s.Namespace, s.Name, ServerKey)
+		return Token{}, fmt.Errorf("join token Secret %s/%s has no %q key", s.Namespace, s.Name, ServerKey)
 	}
 	return Token{Server: server, Agent: string(s.Data[AgentKey])}, nil
 }

@@ -113,11 +113,12 @@ func TestOldMachineTemplateShapeIsNotPruned(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "old"}, got); err != nil {
 		t.Fatal(err)
 	}
-	ref := got.Spec.MachineTemplate.DeprecatedInfrastructureRef
+	ref := got.Spec.MachineTemplate.DeprecatedInfrastructureRef //nolint:staticcheck // the deprecated field is what is tested
 	if ref == nil || ref.Kind != "DockerMachineTemplate" || ref.APIVersion != "infrastructure.cluster.x-k8s.io/v1beta1" {
 		t.Errorf("old machineTemplate.infrastructureRef was not kept: %+v", ref)
 	}
-	if d := got.Spec.MachineTemplate.DeprecatedNodeDrainTimeout; d == nil || d.Duration.String() != "2m0s" {
+	d := got.Spec.MachineTemplate.DeprecatedNodeDrainTimeout //nolint:staticcheck // the deprecated field is what is tested
+	if d == nil || d.Duration.String() != "2m0s" {
 		t.Errorf("old machineTemplate.nodeDrainTimeout was not kept: %v", d)
 	}
 }

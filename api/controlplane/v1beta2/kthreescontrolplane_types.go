@@ -64,25 +64,27 @@ type KThreesControlPlaneMachineTemplate struct {
 
 	// infrastructureRef is cluster-api-k3s's reference to the infrastructure template.
 	//
-	// Deprecated: use spec.infrastructureRef. The defaulting webhook moves this value there.
+	// Deprecated: use spec.infrastructureRef. It stays in the schema so that manifests
+	// written for cluster-api-k3s are not pruned silently; moving it to
+	// spec.infrastructureRef is the job of the defaulting webhook.
 	// +optional
 	DeprecatedInfrastructureRef *DeprecatedObjectReference `json:"infrastructureRef,omitempty"`
 
 	// nodeDrainTimeout is cluster-api-k3s's drain timeout.
 	//
-	// Deprecated: use spec.deletion.nodeDrainTimeoutSeconds. The defaulting webhook moves it.
+	// Deprecated: use spec.deletion.nodeDrainTimeoutSeconds.
 	// +optional
 	DeprecatedNodeDrainTimeout *metav1.Duration `json:"nodeDrainTimeout,omitempty"`
 
 	// nodeVolumeDetachTimeout is cluster-api-k3s's volume detach timeout.
 	//
-	// Deprecated: use spec.deletion.nodeVolumeDetachTimeoutSeconds. The defaulting webhook moves it.
+	// Deprecated: use spec.deletion.nodeVolumeDetachTimeoutSeconds.
 	// +optional
 	DeprecatedNodeVolumeDetachTimeout *metav1.Duration `json:"nodeVolumeDetachTimeout,omitempty"`
 
 	// nodeDeletionTimeout is cluster-api-k3s's node deletion timeout.
 	//
-	// Deprecated: use spec.deletion.nodeDeletionTimeoutSeconds. The defaulting webhook moves it.
+	// Deprecated: use spec.deletion.nodeDeletionTimeoutSeconds.
 	// +optional
 	DeprecatedNodeDeletionTimeout *metav1.Duration `json:"nodeDeletionTimeout,omitempty"`
 }
