@@ -21,14 +21,16 @@
 //
 // Secure join tokens: what k3s receives is "K10<ca-hash>::server:<passphrase>" (agents
 // "K10<ca-hash>::node:<agent passphrase>"). k3s's documentation (cli/token) says the
-// joining node downloads the CA bundle from the server's /cacerts endpoint and compares
-// its SHA-256 with <ca-hash>; for a self-signed CA that is the SHA-256 of the PEM
-// certificate file as stored on disk (server/tls/server-ca.crt), and newer k3s also
-// accepts the SHA-256 of the DER encoding of the bundle's root certificate. Older k3s
-// releases only accept the first form, so capk3s hashes the exact PEM bytes that the
-// servers receive as server-ca.crt; the bootstrap data must write those bytes
-// unchanged. A node joining a server with any other CA then refuses to send its
-// credentials.
+// joining node downloads the CA bundle from the server's /cacerts endpoint, hashes it
+// and compares the hash with <ca-hash> before sending credentials: for a self-signed
+// CA the SHA-256 of the PEM certificate as stored on disk (server/tls/server-ca.crt),
+// for a custom CA bundle the SHA-256 of the DER encoding of its root certificate.
+// k3s's code (pkg/clientaccess) decides by the number of certificates in the bundle:
+// one certificate, the literal file bytes; more, the root's DER. capk3s gives servers
+// one CA certificate, so the hash is over the exact PEM bytes that the servers receive
+// as server-ca.crt, which the bootstrap data must write unchanged; CAHash follows
+// k3s's rule for bundles too. A node joining a server with any other CA then refuses
+// to send its credentials.
 //
 // The token never appears in a log line, an event or a condition message.
 package token

@@ -129,9 +129,16 @@ func (f *fixture) requireNoTokenSecret(t *testing.T) {
 	}
 }
 
-// addServer creates a control-plane Machine whose bootstrap data Secret holds data
-// (no Secret at all when data is nil).
+// addServer creates a control-plane Machine of the fixture's cluster whose bootstrap
+// data Secret holds data (no Secret at all when data is nil).
 func (f *fixture) addServer(t *testing.T, name string, data []byte) *clusterv1.Machine {
+	t.Helper()
+	return f.addMachine(t, name, f.cluster.Name, true, data)
+}
+
+// addMachine creates a Machine of clusterName, a server or an agent, and its
+// bootstrap data Secret holding data (none when data is nil).
+func (f *fixture) addMachine(t *testing.T, name, clusterName string, server bool, data []byte) *clusterv1.Machine {
 	t.Helper()
 	dataSecret := name + "-bootstrap"
 	if data != nil {
@@ -139,23 +146,20 @@ func (f *fixture) addServer(t *testing.T, name string, data []byte) *clusterv1.M
 			ObjectMeta: metav1.ObjectMeta{
 				Namespace: f.ns,
 				Name:      dataSecret,
-				Labels:    map[string]string{clusterv1.ClusterNameLabel: f.cluster.Name},
+				Labels:    map[string]string{clusterv1.ClusterNameLabel: clusterName},
 			},
 			Type: clusterv1.ClusterSecretType,
 			Data: map[string][]byte{"value": data, "format": []byte("cloud-config")},
 		})
 	}
+	labels := map[string]string{clusterv1.ClusterNameLabel: clusterName}
+	if server {
+		labels[clusterv1.MachineControlPlaneLabel] = ""
+	}
 	m := &clusterv1.Machine{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace: f.ns,
-			Name:      name,
-			Labels: map[string]string{
-				clusterv1.ClusterNameLabel:         f.cluster.Name,
-				clusterv1.MachineControlPlaneLabel: "",
-			},
-		},
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name, Labels: labels},
 		Spec: clusterv1.MachineSpec{
-			ClusterName: f.cluster.Name,
+			ClusterName: clusterName,
 			Bootstrap:   clusterv1.Bootstrap{DataSecretName: &dataSecret},
 			InfrastructureRef: clusterv1.ContractVersionedObjectReference{
 				APIGroup: "infrastructure.cluster.x-k8s.io",
