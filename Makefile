@@ -35,6 +35,7 @@ generate: ## Regenerate deepcopy, CRDs and RBAC.
 	$(CONTROLLER_GEN) crd paths=./api/bootstrap/... output:crd:dir=config/bootstrap/crd/bases
 	$(CONTROLLER_GEN) crd paths=./api/controlplane/... output:crd:dir=config/controlplane/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./internal/bootstrap/... output:rbac:dir=config/bootstrap/rbac
+	$(CONTROLLER_GEN) webhook paths=./internal/webhooks/bootstrap/... output:webhook:dir=config/bootstrap/webhook
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./internal/controlplane/... output:rbac:dir=config/controlplane/rbac
 
 .PHONY: verify-generate

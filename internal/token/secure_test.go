@@ -21,6 +21,14 @@ import (
 // written to the servers as server-ca.crt.
 func selfSignedCAPEM(t *testing.T, commonName string) []byte {
 	t.Helper()
+	_, pemBytes, _ := issueCA(t, commonName, nil, nil)
+	return pemBytes
+}
+
+// issueCA makes a CA certificate signed by parent (self-signed when parent is nil)
+// and returns it parsed and PEM encoded, with its key.
+func issueCA(t *testing.T, commonName string, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) (*x509.Certificate, []byte, *ecdsa.PrivateKey) {
+	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -39,11 +47,59 @@ func selfSignedCAPEM(t *testing.T, commonName string) []byte {
 		BasicConstraintsValid: true,
 		IsCA:                  true,
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if parent == nil {
+		parent, parentKey = tmpl, key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), key
+}
+
+// For a bundle of several certificates k3s hashes the DER of the root that the first
+// certificate chains to, so that the cluster CA can be renewed under the same root.
+func TestCAHashOfABundleIsTheRootsDER(t *testing.T) {
+	root, rootPEM, rootKey := issueCA(t, "root", nil, nil)
+	_, interPEM, _ := issueCA(t, "k3s-server-ca", root, rootKey)
+	_, renewedPEM, _ := issueCA(t, "k3s-server-ca", root, rootKey)
+	bundle := append(append([]byte{}, interPEM...), rootPEM...)
+
+	if got, want := token.CAHash(bundle), sha256Hex(root.Raw); got != want {
+		t.Errorf("CAHash(intermediate+root) = %s, want SHA-256 of the root's DER %s", got, want)
+	}
+	if token.CAHash(bundle) == sha256Hex(bundle) {
+		t.Error("a bundle was hashed as literal bytes")
+	}
+	renewed := append(append([]byte{}, renewedPEM...), rootPEM...)
+	if token.CAHash(renewed) != token.CAHash(bundle) {
+		t.Error("a renewed intermediate under the same root changed the hash")
+	}
+	tok := token.Token{Server: "p"}
+	got, err := tok.ServerJoinToken(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "K10" + sha256Hex(root.Raw) + "::server:p"; got != want {
+		t.Errorf("ServerJoinToken(bundle) = %q, want %q", got, want)
+	}
+
+	// A single certificate, even one signed by another CA, is hashed as its literal
+	// PEM bytes.
+	if got, want := token.CAHash(interPEM), sha256Hex(interPEM); got != want {
+		t.Errorf("CAHash(one intermediate) = %s, want the hash of its PEM bytes %s", got, want)
+	}
+	// A bundle whose first certificate does not chain to the others falls back to the
+	// literal bytes, as k3s does.
+	_, strangerPEM, _ := issueCA(t, "stranger", nil, nil)
+	unrelated := append(append([]byte{}, strangerPEM...), rootPEM...)
+	if got, want := token.CAHash(unrelated), sha256Hex(unrelated); got != want {
+		t.Errorf("CAHash(unrelated bundle) = %s, want the hash of its bytes %s", got, want)
+	}
 }
 
 // sha256Hex is computed here independently of the package under test.

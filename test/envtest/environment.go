@@ -20,6 +20,9 @@ type Options struct {
 	// GarbageCollector also starts kube-controller-manager running only the garbage
 	// collector, after every CRD is installed.
 	GarbageCollector bool
+	// Webhooks installs capk3s's webhook configurations (config/*/webhook), pointed at
+	// a local server that the test package runs: see WebhookServer.
+	Webhooks bool
 }
 
 // Environment is a running test control plane.
@@ -56,6 +59,11 @@ func Start(opts Options) (*Environment, error) {
 		ErrorIfCRDPathMissing: true,
 		CRDDirectoryPaths:     paths,
 		CRDs:                  genericProviderCRDs(),
+	}
+	if opts.Webhooks {
+		if env.WebhookInstallOptions.Paths, err = webhookPaths(); err != nil {
+			return nil, err
+		}
 	}
 	cfg, err := env.Start()
 	if err != nil {
