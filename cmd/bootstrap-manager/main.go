@@ -11,7 +11,9 @@ import (
 	"github.com/spf13/pflag"
 	cliflag "k8s.io/component-base/cli/flag"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 
+	"github.com/capk3s/capk3s/internal/bootstrap"
 	"github.com/capk3s/capk3s/internal/manager"
 	"github.com/capk3s/capk3s/internal/scheme"
 )
@@ -23,6 +25,9 @@ func main() {
 	// Accept both --foo-bar and --foo_bar, like the CAPI managers.
 	fs.SetNormalizeFunc(cliflag.WordSepNormalizeFunc)
 	opts.AddFlags(fs)
+	var installScriptURL string
+	fs.StringVar(&installScriptURL, "k3s-install-script-url", "",
+		"Where machines download the k3s install script from (default: k3s's official location). Use a mirror for restricted networks.")
 	// Brings in --kubeconfig, which controller-runtime registers on the Go flag set.
 	fs.AddGoFlagSet(flag.CommandLine)
 	pflag.Parse()
@@ -31,15 +36,24 @@ func main() {
 		fmt.Fprintf(os.Stderr, "invalid flags: %v\n", err)
 		os.Exit(2)
 	}
-	if err := manager.Run("capk3s-bootstrap-manager", scheme.ForBootstrap(), opts, setupReconcilers); err != nil {
+	if err := manager.Run("capk3s-bootstrap-manager", scheme.ForBootstrap(), opts, setupReconcilers(opts, installScriptURL)); err != nil {
 		fmt.Fprintf(os.Stderr, "capk3s-bootstrap-manager: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-// setupReconcilers is where the bootstrap reconcilers and webhooks are
-// registered as they are built. Until then the binary still starts, serves
-// probes and metrics, and takes part in leader election.
-func setupReconcilers(_ context.Context, _ ctrl.Manager) error {
-	return nil
+// setupReconcilers registers the bootstrap reconciler. Its concurrency is the
+// manager-wide --concurrency, which controller.Options inherits when left at zero.
+func setupReconcilers(opts manager.Options, installScriptURL string) manager.SetupFunc {
+	return func(ctx context.Context, mgr ctrl.Manager) error {
+		r := &bootstrap.Reconciler{
+			Client:           mgr.GetClient(),
+			WatchFilterValue: opts.WatchFilterValue,
+			InstallScriptURL: installScriptURL,
+		}
+		if err := r.SetupWithManager(ctx, mgr, controller.Options{}); err != nil {
+			return fmt.Errorf("setting up the KThreesConfig controller: %w", err)
+		}
+		return nil
+	}
 }

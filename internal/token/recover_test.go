@@ -140,7 +140,9 @@ func TestReconcileReportsALostToken(t *testing.T) {
 			secrets: []string{"pass-one", "pass-two", "agent-one"},
 		},
 		{
-			name: "servers disagree before initialization",
+			// Conservative: which agent token would the other server accept? Even
+			// before initialization nothing is picked.
+			name: "servers agree on the server token but not the agent token, before initialization",
 			setup: func(t *testing.T, f *fixture) {
 				f.addServer(t, "c1-control-plane-aaaaa", serverCloudConfig("pass-one", ""))
 				f.addServer(t, "c1-control-plane-bbbbb", serverCloudConfig("pass-one", "agent-only-here"))

@@ -18,6 +18,22 @@ const (
 	// WaitingForTokenReason: the cluster's join token Secret does not exist yet.
 	WaitingForTokenReason = "WaitingForToken"
 
+	// WaitingForControlPlaneEndpointReason: the Cluster has no control plane endpoint yet.
+	WaitingForControlPlaneEndpointReason = "WaitingForControlPlaneEndpoint"
+
+	// WaitingForInitLockReason: another server holds the init lock and initializes the cluster.
+	WaitingForInitLockReason = "WaitingForInitLock"
+
+	// DataSecretGenerationFailedReason: the configuration cannot be turned into bootstrap
+	// data (bad version, a missing referenced Secret, ...); the message says what to fix.
+	DataSecretGenerationFailedReason = "DataSecretGenerationFailed"
+
 	// DataSecretAvailableReason: the bootstrap data Secret exists.
 	DataSecretAvailableReason = "Available"
+
+	// CertificatesAvailableReason: the cluster CAs exist and were given to the server.
+	CertificatesAvailableReason = "Available"
+
+	// CertificatesMissingReason: a joining server found no cluster CA Secrets.
+	CertificatesMissingReason = "Missing"
 )

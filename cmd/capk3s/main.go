@@ -1,0 +1,44 @@
+// Command capk3s is the project's command-line tool. Its subcommands:
+//
+//	capk3s render -f kthreesconfig.yaml [--role server-init|server-join|agent] [--endpoint host:port]
+//
+// render prints, offline, the cloud-config a machine would boot from, with
+// placeholders where the cluster's secrets go.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run dispatches to a subcommand and returns the process exit code: 0 done, 1 failed,
+// 2 bad usage.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "render":
+		return runRender(args[1:], stdin, stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "capk3s: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+}
+
+const usage = `Usage: capk3s <command> [flags]
+
+Commands:
+  render   print the cloud-config a KThreesConfig produces, offline, with placeholder secrets
+
+Run 'capk3s <command> -h' for a command's flags.
+`

@@ -1,0 +1,124 @@
+package bootstrap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util"
+	"sigs.k8s.io/cluster-api/util/patch"
+	"sigs.k8s.io/cluster-api/util/paused"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+)
+
+// +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io,resources=kthreesconfigs;kthreesconfigs/status,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=clusters;clusters/status;machines;machines/status;machinepools;machinepools/status,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+
+// Reconciler turns KThreesConfigs into bootstrap data Secrets.
+type Reconciler struct {
+	Client client.Client
+	// WatchFilterValue, when set, limits reconciling to objects labelled
+	// cluster.x-k8s.io/watch-filter=<value>.
+	WatchFilterValue string
+	// InstallScriptURL is where machines download the k3s install script from;
+	// empty means k3s's official location.
+	InstallScriptURL string
+}
+
+// Reconcile runs one pass for a KThreesConfig.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+	log := ctrl.LoggerFrom(ctx)
+
+	config := &bootstrapv1.KThreesConfig{}
+	if err := r.Client.Get(ctx, req.NamespacedName, config); err != nil {
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("reading KThreesConfig: %w", err)
+	}
+	owner, err := ownerOf(ctx, r.Client, config)
+	if err != nil || owner == nil {
+		// No owner yet: CAPI sets it, and the Machine watch brings us back then.
+		return ctrl.Result{}, err
+	}
+	log = log.WithValues(owner.kind, owner.name)
+	cluster, err := util.GetClusterByName(ctx, r.Client, config.Namespace, owner.clusterName)
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			log.V(4).Info("Waiting for the Cluster to exist")
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("reading Cluster: %w", err)
+	}
+	log = log.WithValues("Cluster", client.ObjectKeyFromObject(cluster))
+	ctx = ctrl.LoggerInto(ctx, log)
+
+	if isPaused, requeue, err := paused.EnsurePausedCondition(ctx, r.Client, cluster, config); err != nil || isPaused || requeue {
+		return ctrl.Result{}, err
+	}
+	if !config.DeletionTimestamp.IsZero() {
+		// The data Secret is owned by the config and goes with it.
+		return ctrl.Result{}, nil
+	}
+
+	patchHelper, err := patch.NewHelper(config, r.Client)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("creating patch helper: %w", err)
+	}
+	defer func() {
+		setReady(config)
+		config.Status.ObservedGeneration = config.Generation
+		if err := patchHelper.Patch(ctx, config, patch.WithOwnedConditions{Conditions: ownedConditions}); err != nil {
+			reterr = errors.Join(reterr, fmt.Errorf("patching KThreesConfig: %w", err))
+		}
+	}()
+
+	return ctrl.Result{}, r.reconcile(ctx, cluster, config, owner)
+}
+
+// reconcile makes the data Secret once. Each step that is not done yet records why
+// in DataSecretAvailable and returns; a watch brings the config back when it changes.
+func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, config *bootstrapv1.KThreesConfig, owner *configOwner) error {
+	if ptr.Deref(config.Status.Initialization.DataSecretCreated, false) {
+		setCondition(config, bootstrapv1.DataSecretAvailableCondition, metav1.ConditionTrue, bootstrapv1.DataSecretAvailableReason, "")
+		return nil
+	}
+	if !ptr.Deref(cluster.Status.Initialization.InfrastructureProvisioned, false) {
+		waiting(config, bootstrapv1.WaitingForClusterInfrastructureReason, "Waiting for the Cluster's infrastructure to be provisioned")
+		return nil
+	}
+	if !cluster.Spec.ControlPlaneEndpoint.IsValid() {
+		waiting(config, bootstrapv1.WaitingForControlPlaneEndpointReason, "Waiting for the Cluster's control plane endpoint")
+		return nil
+	}
+
+	in, ready, err := r.inputs(ctx, cluster, config, owner)
+	if err != nil || !ready {
+		return err
+	}
+	data, err := renderBootstrapData(in)
+	if err != nil {
+		setCondition(config, bootstrapv1.DataSecretAvailableCondition, metav1.ConditionFalse,
+			bootstrapv1.DataSecretGenerationFailedReason, err.Error())
+		// Bad input stays bad until the user edits the config, which wakes us.
+		return nil
+	}
+	if err := createDataSecret(ctx, r.Client, cluster, config, data); err != nil {
+		return err
+	}
+	config.Status.DataSecretName = config.Name
+	config.Status.Initialization.DataSecretCreated = ptr.To(true)
+	setCondition(config, bootstrapv1.DataSecretAvailableCondition, metav1.ConditionTrue, bootstrapv1.DataSecretAvailableReason, "")
+	ctrl.LoggerFrom(ctx).Info("Created bootstrap data Secret", "role", in.Role)
+	return nil
+}

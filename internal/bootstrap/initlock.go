@@ -1,0 +1,82 @@
+package bootstrap
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+)
+
+// The init lock makes sure that exactly one server of a cluster gets cluster-init:
+// two servers that both initialized would make two clusters. The lock is a ConfigMap
+// whose creation is atomic in the apiserver; it names the Machine that holds it and is
+// owned by the Cluster, so it disappears with it.
+const initLockHolderKey = "machine"
+
+func initLockName(clusterName string) string { return clusterName + "-k3s-init-lock" }
+
+// acquireInitLock reports whether machine holds the cluster's init lock, taking it if
+// it is free or if its holder Machine no longer exists.
+func acquireInitLock(ctx context.Context, c client.Client, cluster *clusterv1.Cluster, machine string) (bool, error) {
+	for range 2 {
+		lock := &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{
+				Namespace: cluster.Namespace,
+				Name:      initLockName(cluster.Name),
+				Labels:    map[string]string{clusterv1.ClusterNameLabel: cluster.Name},
+			},
+			Data: map[string]string{initLockHolderKey: machine},
+		}
+		if err := controllerutil.SetOwnerReference(cluster, lock, c.Scheme()); err != nil {
+			return false, fmt.Errorf("init lock: %w", err)
+		}
+		err := c.Create(ctx, lock)
+		if err == nil {
+			return true, nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return false, fmt.Errorf("creating init lock: %w", err)
+		}
+
+		existing := &corev1.ConfigMap{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(lock), existing); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue // released meanwhile: try again
+			}
+			return false, fmt.Errorf("reading init lock: %w", err)
+		}
+		holder := existing.Data[initLockHolderKey]
+		if holder == machine {
+			return true, nil
+		}
+		err = c.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: holder}, &clusterv1.Machine{})
+		switch {
+		case err == nil:
+			return false, nil
+		case !apierrors.IsNotFound(err):
+			return false, fmt.Errorf("reading init lock holder: %w", err)
+		}
+		// The holder is gone before initializing: free the lock. The UID precondition
+		// keeps us from deleting a lock someone else has just taken.
+		if err := c.Delete(ctx, existing, client.Preconditions{UID: &existing.UID}); err != nil &&
+			!apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return false, fmt.Errorf("releasing stale init lock: %w", err)
+		}
+	}
+	return false, nil
+}
+
+// releaseInitLock deletes the lock once the cluster is initialized; it is only needed
+// until then.
+func releaseInitLock(ctx context.Context, c client.Client, cluster *clusterv1.Cluster) error {
+	lock := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: cluster.Namespace, Name: initLockName(cluster.Name)}}
+	if err := c.Delete(ctx, lock); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("releasing init lock: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,89 @@
+package bootstrap
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+	"github.com/capk3s/capk3s/internal/cloudinit"
+)
+
+// userFiles resolves spec.files: contentFrom is read from its Secret here, so that
+// the renderer never talks to the API server.
+func userFiles(ctx context.Context, c client.Reader, config *bootstrapv1.KThreesConfig) ([]cloudinit.File, error) {
+	files := make([]cloudinit.File, 0, len(config.Spec.Files))
+	for i, f := range config.Spec.Files {
+		content := f.Content
+		if f.ContentFrom != nil {
+			ref := f.ContentFrom.Secret
+			data, err := secretValue(ctx, c, config.Namespace, ref.Name, ref.Key)
+			if err != nil {
+				return nil, fmt.Errorf("spec.files[%d] (%s): %w", i, f.Path, err)
+			}
+			content = string(data)
+		}
+		files = append(files, cloudinit.File{
+			Path: f.Path, Owner: f.Owner, Permissions: f.Permissions, Encoding: f.Encoding, Content: content,
+		})
+	}
+	return files, nil
+}
+
+// registryCredentials resolves the Secrets that spec.agentConfig.registries.configs
+// name, keyed by registry host.
+func registryCredentials(ctx context.Context, c client.Reader, config *bootstrapv1.KThreesConfig) (map[string]cloudinit.RegistryCredentials, error) {
+	regs := config.Spec.AgentConfig.Registries
+	if regs == nil {
+		return nil, nil
+	}
+	out := map[string]cloudinit.RegistryCredentials{}
+	for _, rc := range regs.Configs {
+		var creds cloudinit.RegistryCredentials
+		if rc.AuthSecret != nil {
+			s, err := readSecret(ctx, c, config.Namespace, rc.AuthSecret.Name)
+			if err != nil {
+				return nil, fmt.Errorf("registry %s: %w", rc.Registry, err)
+			}
+			creds.Username = string(s.Data["username"])
+			creds.Password = string(s.Data["password"])
+			creds.Auth = string(s.Data["auth"])
+			creds.IdentityToken = string(s.Data["identitytoken"])
+			if creds == (cloudinit.RegistryCredentials{}) {
+				return nil, fmt.Errorf("registry %s: secret %s has none of the keys username/password, auth, identitytoken",
+					rc.Registry, rc.AuthSecret.Name)
+			}
+		}
+		if rc.CASecret != nil {
+			ca, err := secretValue(ctx, c, config.Namespace, rc.CASecret.Name, "ca.crt")
+			if err != nil {
+				return nil, fmt.Errorf("registry %s: %w", rc.Registry, err)
+			}
+			creds.CACert = string(ca)
+		}
+		out[rc.Registry] = creds
+	}
+	return out, nil
+}
+
+func readSecret(ctx context.Context, c client.Reader, namespace, name string) (*corev1.Secret, error) {
+	s := &corev1.Secret{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, s); err != nil {
+		return nil, fmt.Errorf("reading Secret %s: %w", name, err)
+	}
+	return s, nil
+}
+
+func secretValue(ctx context.Context, c client.Reader, namespace, name, key string) ([]byte, error) {
+	s, err := readSecret(ctx, c, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	v, ok := s.Data[key]
+	if !ok {
+		return nil, fmt.Errorf("secret %s has no key %q", name, key)
+	}
+	return v, nil
+}

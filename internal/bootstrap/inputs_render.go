@@ -1,0 +1,143 @@
+package bootstrap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+	"github.com/capk3s/capk3s/internal/cloudinit"
+	"github.com/capk3s/capk3s/internal/k3s"
+	"github.com/capk3s/capk3s/internal/token"
+)
+
+// inputs gathers everything the renderer needs. ready is false, with the reason set
+// on the config, while something the machine depends on does not exist yet.
+func (r *Reconciler) inputs(ctx context.Context, cluster *clusterv1.Cluster, config *bootstrapv1.KThreesConfig, owner *configOwner) (in cloudinit.Input, ready bool, err error) {
+	version := config.Spec.Version
+	if version == "" {
+		version = owner.version
+	}
+	if _, err := k3s.ParseVersion(version); err != nil {
+		msg := "no k3s version: set spec.version or the " + owner.kind + "'s version"
+		if version != "" {
+			msg = "spec.version: " + err.Error()
+		}
+		setCondition(config, bootstrapv1.DataSecretAvailableCondition, metav1.ConditionFalse, bootstrapv1.DataSecretGenerationFailedReason, msg)
+		return in, false, nil
+	}
+	in = cloudinit.Input{Spec: config.Spec, Version: k3s.NormalizeVersion(version), InstallScriptURL: r.InstallScriptURL}
+
+	role, ready, err := r.role(ctx, cluster, config, owner)
+	if err != nil || !ready {
+		return in, false, err
+	}
+	in.Role = role
+	endpoint := cluster.Spec.ControlPlaneEndpoint
+	if role != cloudinit.ServerInit {
+		in.ServerURL = "https://" + net.JoinHostPort(endpoint.Host, strconv.Itoa(int(endpoint.Port)))
+	}
+
+	caPEM, ready, err := r.certificates(ctx, cluster, config, &in)
+	if err != nil || !ready {
+		return in, false, err
+	}
+
+	tokenRole := Agent
+	if role != cloudinit.Agent {
+		tokenRole = Server
+		in.TLSSANs = []string{endpoint.Host}
+	}
+	opts, found, err := JoinTokenOptions(ctx, r.Client, cluster, tokenRole, caPEM)
+	if err != nil || !found {
+		waiting(config, bootstrapv1.WaitingForTokenReason,
+			"Waiting for the control plane to create the join token Secret "+token.SecretName(cluster.Name))
+		return in, false, err
+	}
+	in.Token, in.AgentToken = opts.Token, opts.AgentToken
+
+	// Referenced Secrets the user has not created yet are retried with backoff: they
+	// are not watched, since any Secret could be one.
+	if in.Files, err = userFiles(ctx, r.Client, config); err != nil {
+		setCondition(config, bootstrapv1.DataSecretAvailableCondition, metav1.ConditionFalse, bootstrapv1.DataSecretGenerationFailedReason, err.Error())
+		return in, false, err
+	}
+	if in.RegistryCredentials, err = registryCredentials(ctx, r.Client, config); err != nil {
+		setCondition(config, bootstrapv1.DataSecretAvailableCondition, metav1.ConditionFalse, bootstrapv1.DataSecretGenerationFailedReason, err.Error())
+		return in, false, err
+	}
+	return in, true, nil
+}
+
+// role decides between initializing, joining as a server and joining as an agent.
+// Only the holder of the init lock initializes; everyone else waits for the Cluster to
+// report its control plane initialized (the Cluster watch wakes them).
+func (r *Reconciler) role(ctx context.Context, cluster *clusterv1.Cluster, config *bootstrapv1.KThreesConfig, owner *configOwner) (cloudinit.Role, bool, error) {
+	initialized := ptr.Deref(cluster.Status.Initialization.ControlPlaneInitialized, false)
+	switch {
+	case initialized:
+		if err := releaseInitLock(ctx, r.Client, cluster); err != nil {
+			return "", false, err
+		}
+		if owner.server {
+			return cloudinit.ServerJoin, true, nil
+		}
+		return cloudinit.Agent, true, nil
+	case !owner.server:
+		waiting(config, bootstrapv1.WaitingForControlPlaneInitializationReason, "Waiting for the control plane to be initialized")
+		return "", false, nil
+	}
+	held, err := acquireInitLock(ctx, r.Client, cluster, owner.name)
+	if err != nil {
+		return "", false, err
+	}
+	if !held {
+		waiting(config, bootstrapv1.WaitingForInitLockReason, "Another server is initializing the cluster; this one joins once it is initialized")
+		return "", false, nil
+	}
+	return cloudinit.ServerInit, true, nil
+}
+
+// certificates gives servers the CA files and returns the server CA certificate that
+// the join token pins.
+func (r *Reconciler) certificates(ctx context.Context, cluster *clusterv1.Cluster, config *bootstrapv1.KThreesConfig, in *cloudinit.Input) (caPEM []byte, ready bool, err error) {
+	missing := func(err error) ([]byte, bool, error) {
+		if errors.Is(err, errCertificatesMissing) {
+			setCondition(config, bootstrapv1.CertificatesAvailableCondition, metav1.ConditionFalse, bootstrapv1.CertificatesMissingReason,
+				"The cluster's CA Secrets do not exist; the control plane creates them")
+			waiting(config, bootstrapv1.CertificatesMissingReason, "Waiting for the cluster's CA Secrets")
+			return nil, false, nil
+		}
+		return nil, false, err
+	}
+	if in.Role == cloudinit.Agent {
+		caPEM, err := serverCACert(ctx, r.Client, cluster)
+		if err != nil {
+			return missing(err)
+		}
+		return caPEM, true, nil
+	}
+	files, err := serverCertificates(ctx, r.Client, cluster, in.Role == cloudinit.ServerInit)
+	if err != nil {
+		return missing(err)
+	}
+	in.Certificates = files
+	setCondition(config, bootstrapv1.CertificatesAvailableCondition, metav1.ConditionTrue, bootstrapv1.CertificatesAvailableReason, "")
+	for _, f := range files {
+		if f.Path == k3s.ServerCACertPath {
+			return []byte(f.Content), true, nil
+		}
+	}
+	return nil, false, fmt.Errorf("no %s among the server certificates", k3s.ServerCACertPath)
+}
+
+// renderBootstrapData is the only place the reconciler meets the renderer.
+func renderBootstrapData(in cloudinit.Input) ([]byte, error) {
+	return cloudinit.Render(in)
+}

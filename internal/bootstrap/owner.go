@@ -1,0 +1,62 @@
+package bootstrap
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+)
+
+// configOwner is what a KThreesConfig bootstraps: a Machine, or a MachinePool's
+// machines. CAPI's own helper for this lives in the kubeadm bootstrap reconciler
+// package; depending on it would pull kubeadm's reconciler into ours.
+type configOwner struct {
+	kind        string
+	name        string
+	clusterName string
+	version     string
+	server      bool
+}
+
+// ownerOf returns the config's Machine or MachinePool, or nil while CAPI has not set
+// the owner reference yet (the Machine watch wakes the config when it does).
+func ownerOf(ctx context.Context, c client.Client, config *bootstrapv1.KThreesConfig) (*configOwner, error) {
+	for _, ref := range config.OwnerReferences {
+		gv, err := schema.ParseGroupVersion(ref.APIVersion)
+		if err != nil || gv.Group != clusterv1.GroupVersion.Group {
+			continue
+		}
+		key := client.ObjectKey{Namespace: config.Namespace, Name: ref.Name}
+		switch ref.Kind {
+		case "Machine":
+			m := &clusterv1.Machine{}
+			if err := c.Get(ctx, key, m); err != nil {
+				return nil, ignoreNotFound(err, "Machine", key)
+			}
+			return &configOwner{kind: ref.Kind, name: m.Name, clusterName: m.Spec.ClusterName,
+				version: m.Spec.Version, server: util.IsControlPlaneMachine(m)}, nil
+		case "MachinePool":
+			mp := &clusterv1.MachinePool{}
+			if err := c.Get(ctx, key, mp); err != nil {
+				return nil, ignoreNotFound(err, "MachinePool", key)
+			}
+			// MachinePools run agents only: k3s servers are the control plane's Machines.
+			return &configOwner{kind: ref.Kind, name: mp.Name, clusterName: mp.Spec.ClusterName,
+				version: mp.Spec.Template.Spec.Version}, nil
+		}
+	}
+	return nil, nil
+}
+
+func ignoreNotFound(err error, kind string, key client.ObjectKey) error {
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return fmt.Errorf("reading %s %s: %w", kind, key, err)
+}

@@ -1,0 +1,106 @@
+package bootstrap
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/predicates"
+	"sigs.k8s.io/cluster-api/util/secret"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+	"github.com/capk3s/capk3s/internal/k3s"
+	"github.com/capk3s/capk3s/internal/token"
+)
+
+// SetupWithManager registers the controller and the watches that wake a waiting
+// config: its Machine or MachinePool (owner set, version), its Cluster (infrastructure
+// ready, endpoint, control plane initialized) and the cluster Secrets it waits for
+// (the join token and the CAs), so no pass polls.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
+	log := ctrl.LoggerFrom(ctx)
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&bootstrapv1.KThreesConfig{}).
+		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(machineToConfig)).
+		Watches(&clusterv1.MachinePool{}, handler.EnqueueRequestsFromMapFunc(machinePoolToConfig)).
+		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToConfigs),
+			builder.WithPredicates(predicates.Any(mgr.GetScheme(), log,
+				predicates.ClusterPausedTransitionsOrInfrastructureProvisioned(mgr.GetScheme(), log),
+				predicates.ClusterControlPlaneInitialized(mgr.GetScheme(), log),
+			))).
+		// Metadata only: the name and label are all the mapping needs, and Secret data
+		// is never cached cluster-wide.
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.clusterSecretToConfigs), builder.OnlyMetadata).
+		WithOptions(options).
+		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
+		Complete(r)
+}
+
+func isOurConfig(ref clusterv1.ContractVersionedObjectReference) bool {
+	return ref.APIGroup == bootstrapv1.GroupVersion.Group && ref.Kind == "KThreesConfig" && ref.Name != ""
+}
+
+func machineToConfig(_ context.Context, o client.Object) []reconcile.Request {
+	m, ok := o.(*clusterv1.Machine)
+	if !ok || !isOurConfig(m.Spec.Bootstrap.ConfigRef) {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: m.Namespace, Name: m.Spec.Bootstrap.ConfigRef.Name}}}
+}
+
+func machinePoolToConfig(_ context.Context, o client.Object) []reconcile.Request {
+	mp, ok := o.(*clusterv1.MachinePool)
+	if !ok || !isOurConfig(mp.Spec.Template.Spec.Bootstrap.ConfigRef) {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: mp.Namespace, Name: mp.Spec.Template.Spec.Bootstrap.ConfigRef.Name}}}
+}
+
+// clusterToConfigs wakes the configs of a cluster that still wait for their data.
+func (r *Reconciler) clusterToConfigs(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.waitingConfigs(ctx, o.GetNamespace(), o.GetName())
+}
+
+// clusterSecretToConfigs maps the token and CA Secrets of a cluster to its configs.
+func (r *Reconciler) clusterSecretToConfigs(ctx context.Context, o client.Object) []reconcile.Request {
+	clusterName := o.GetLabels()[clusterv1.ClusterNameLabel]
+	if clusterName == "" {
+		// CA Secrets made by util/secret carry the label; so does the token Secret.
+		return nil
+	}
+	switch o.GetName() {
+	case token.SecretName(clusterName),
+		secret.Name(clusterName, secret.ClusterCA),
+		secret.Name(clusterName, k3s.ClientCA),
+		secret.Name(clusterName, secret.EtcdCA):
+		return r.waitingConfigs(ctx, o.GetNamespace(), clusterName)
+	}
+	return nil
+}
+
+// waitingConfigs lists the cluster's configs without bootstrap data yet: the others
+// have nothing left to do, which keeps a big cluster's events cheap.
+func (r *Reconciler) waitingConfigs(ctx context.Context, namespace, clusterName string) []reconcile.Request {
+	configs := &bootstrapv1.KThreesConfigList{}
+	if err := r.Client.List(ctx, configs, client.InNamespace(namespace),
+		client.MatchingLabels{clusterv1.ClusterNameLabel: clusterName}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing KThreesConfigs to wake", "Cluster", clusterName)
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range configs.Items {
+		c := &configs.Items[i]
+		if c.Status.Initialization.DataSecretCreated != nil && *c.Status.Initialization.DataSecretCreated {
+			continue
+		}
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(c)})
+	}
+	return out
+}
+

@@ -1,0 +1,85 @@
+package cloudinit
+
+import (
+	"fmt"
+	"path"
+)
+
+const (
+	// DefaultInstallScriptURL is k3s's official install script.
+	DefaultInstallScriptURL = "https://get.k3s.io"
+	// defaultAirGappedInstallScript is where cluster-api-k3s images put the script.
+	defaultAirGappedInstallScript = "/opt/install.sh"
+	sentinelDir                   = "/run/cluster-api"
+	sentinelFile                  = sentinelDir + "/bootstrap-success.complete"
+)
+
+// runCommands returns runcmd: the user's pre commands, the k3s install, the user's
+// post commands and, last, the sentinel that tells Cluster API the machine
+// bootstrapped.
+func runCommands(in Input, version string) ([]string, error) {
+	if err := checkCommands("preK3sCommands", in.Spec.PreK3sCommands); err != nil {
+		return nil, err
+	}
+	if err := checkCommands("postK3sCommands", in.Spec.PostK3sCommands); err != nil {
+		return nil, err
+	}
+	install, err := installCommand(in, version)
+	if err != nil {
+		return nil, err
+	}
+	cmds := make([]string, 0, len(in.Spec.PreK3sCommands)+len(in.Spec.PostK3sCommands)+2)
+	cmds = append(cmds, in.Spec.PreK3sCommands...)
+	cmds = append(cmds, install)
+	cmds = append(cmds, in.Spec.PostK3sCommands...)
+	return append(cmds, sentinelCommand(in.Role)), nil
+}
+
+func checkCommands(field string, cmds []string) error {
+	for i, c := range cmds {
+		if !carriable(c) {
+			return fmt.Errorf("spec.%s[%d] %s", field, i, notCarriable)
+		}
+	}
+	return nil
+}
+
+func k3sSubcommand(r Role) string {
+	if r == Agent {
+		return "agent"
+	}
+	return "server"
+}
+
+func installCommand(in Input, version string) (string, error) {
+	sub := k3sSubcommand(in.Role)
+	ac := in.Spec.AgentConfig
+	if ac.AirGapped {
+		script := ac.AirGappedInstallScriptPath
+		if script == "" {
+			script = defaultAirGappedInstallScript
+		}
+		if !path.IsAbs(script) {
+			return "", fmt.Errorf("spec.agentConfig.airGappedInstallScriptPath %q must be absolute", script)
+		}
+		return fmt.Sprintf("INSTALL_K3S_SKIP_DOWNLOAD=true INSTALL_K3S_VERSION=%s sh %s %s",
+			shellQuote(version), shellQuote(script), sub), nil
+	}
+	scriptURL := in.InstallScriptURL
+	if scriptURL == "" {
+		scriptURL = DefaultInstallScriptURL
+	}
+	// The options all live in config.yaml, so nothing but the subcommand follows "-".
+	return fmt.Sprintf("curl -sfL %s | INSTALL_K3S_VERSION=%s sh -s - %s",
+		shellQuote(scriptURL), shellQuote(version), sub), nil
+}
+
+// sentinelCommand writes the success file only when k3s actually runs: runcmd does
+// not stop at a failed command, so reaching the last line proves nothing.
+func sentinelCommand(r Role) string {
+	unit := "k3s"
+	if r == Agent {
+		unit = "k3s-agent"
+	}
+	return fmt.Sprintf("systemctl is-active --quiet %s && mkdir -p %s && echo success > %s", unit, sentinelDir, sentinelFile)
+}

@@ -1,0 +1,74 @@
+// Package cloudinit renders the cloud-config that installs k3s on a Cluster API
+// machine. It is a pure function of its Input: the caller resolves Secrets, tokens
+// and CA material first, so that rendering can be tested without a cluster and
+// cannot fail half-way through talking to the API server.
+//
+// The document has no "## template: jinja" header, so "{{ }}" in user files and
+// commands reaches the machine verbatim. Every YAML document, including the k3s
+// config and registries.yaml carried inside it, is produced by sigs.k8s.io/yaml:
+// string concatenation cannot be trusted to quote user content correctly.
+//
+// write_files, in this order (a path may appear only once):
+//
+//	certificates                       servers only, *.key forced to 0600
+//	/etc/rancher/k3s/config.yaml       0600, holds the token
+//	/etc/rancher/k3s/registries.yaml   0600, when spec.agentConfig.registries is set
+//	/etc/rancher/k3s/registries.d/<host>/ca.crt   0600, one per registry caSecret
+//	user files                         in spec order
+//
+// runcmd: preK3sCommands, the k3s install, postK3sCommands, then the sentinel
+// /run/cluster-api/bootstrap-success.complete, written only if the k3s (or
+// k3s-agent) unit is active.
+//
+// # k3s config.yaml
+//
+// Empty values are omitted, and so k3s keeps its own default.
+//
+//	API field / Input                            k3s key                      roles
+//	-------------------------------------------  ---------------------------  ---------------
+//	Input.Token                                  token                        all
+//	Input.ServerURL                              server                       join, agent
+//	(role ServerInit)                            cluster-init: true           init
+//	Input.AgentToken                             agent-token                  init, join
+//	agentConfig.nodeLabels                       node-label                   all
+//	agentConfig.nodeTaints                       node-taint                   all
+//	serverConfig.cloudProviderName (1)           kubelet-arg cloud-provider=  all
+//	agentConfig.kubeletArgs                      kubelet-arg                  all
+//	agentConfig.kubeProxyArgs                    kube-proxy-arg               all
+//	agentConfig.nodeName                         node-name                    all
+//	agentConfig.privateRegistry (2)              private-registry             all
+//	serverConfig.kubeAPIServerArg                kube-apiserver-arg           init, join
+//	serverConfig.kubeControllerManagerArgs       kube-controller-manager-arg  init, join
+//	serverConfig.kubeSchedulerArgs               kube-scheduler-arg           init, join
+//	Input.TLSSANs + serverConfig.tlsSan (3)      tls-san                      init, join
+//	serverConfig.bindAddress                     bind-address                 init, join
+//	serverConfig.httpsListenPort (4)             https-listen-port            init, join
+//	serverConfig.advertiseAddress                advertise-address            init, join
+//	serverConfig.advertisePort (4)               advertise-port               init, join
+//	serverConfig.clusterCidr                     cluster-cidr                 init, join
+//	serverConfig.serviceCidr                     service-cidr                 init, join
+//	serverConfig.clusterDNS                      cluster-dns                  init, join
+//	serverConfig.clusterDomain                   cluster-domain               init, join
+//	serverConfig.disableComponents               disable                      init, join
+//	serverConfig.disableCloudController (5)      disable-cloud-controller     init, join
+//	serverConfig.systemDefaultRegistry           system-default-registry      init, join
+//	agentConfig.registries                       (registries.yaml, see above) all
+//	agentConfig.airGapped, airGappedInstallScriptPath   (install command)     all
+//
+// (1) nil means "external"; "" sets nothing; the deprecated
+// serverConfig.disableExternalCloudProvider=true also sets nothing. It comes before
+// kubeletArgs, so a cloud-provider flag there wins. Agents read it from their own
+// spec's serverConfig: this is the one serverConfig setting that agents use.
+// (2) With registries, capk3s writes registries.yaml at k3s's default path, so no
+// private-registry key is needed; setting both is an error.
+// (3) Caller's SANs first, then the spec's, duplicates dropped.
+// (4) Written as integers; anything but 1-65535 is an error.
+// (5) nil means true, since Cluster API clusters bring their own cloud controller.
+//
+// # registries.yaml
+//
+//	registries.mirrors[].registry/endpoints   mirrors.<registry>.endpoint
+//	registries.configs[].authSecret           configs.<registry>.auth.{username,password,auth,identity_token}
+//	registries.configs[].caSecret             configs.<registry>.tls.ca_file
+//	registries.configs[].insecureSkipVerify   configs.<registry>.tls.insecure_skip_verify
+package cloudinit

@@ -1,0 +1,114 @@
+package cloudinit
+
+import (
+	"fmt"
+	"strconv"
+
+	"sigs.k8s.io/yaml"
+)
+
+const k3sConfigPath = "/etc/rancher/k3s/config.yaml"
+
+// k3sOptions is k3s's config file: option name (the CLI flag without "--") to value.
+// A map, so that the marshalled keys come out sorted and the file is stable.
+type k3sOptions map[string]any
+
+func (o k3sOptions) str(key, v string) {
+	if v != "" {
+		o[key] = v
+	}
+}
+
+func (o k3sOptions) list(key string, v []string) {
+	if len(v) > 0 {
+		o[key] = v
+	}
+}
+
+// renderK3sConfig maps the spec onto k3s options; doc.go has the table.
+func renderK3sConfig(in Input) ([]byte, error) {
+	ac, sc := in.Spec.AgentConfig, in.Spec.ServerConfig
+	o := k3sOptions{}
+	o.str("token", in.Token)
+	o.str("server", in.ServerURL)
+	o.list("node-label", ac.NodeLabels)
+	o.list("node-taint", ac.NodeTaints)
+	o.list("kubelet-arg", kubeletArgs(in))
+	o.list("kube-proxy-arg", ac.KubeProxyArgs)
+	o.str("node-name", ac.NodeName)
+	// With registries set capk3s writes k3s's default path, so no option is needed.
+	o.str("private-registry", ac.PrivateRegistry)
+
+	if in.Role != Agent {
+		if in.Role == ServerInit {
+			o["cluster-init"] = true
+		}
+		o.str("agent-token", in.AgentToken)
+		o.list("kube-apiserver-arg", sc.KubeAPIServerArgs)
+		o.list("kube-controller-manager-arg", sc.KubeControllerManagerArgs)
+		o.list("kube-scheduler-arg", sc.KubeSchedulerArgs)
+		o.list("tls-san", dedupe(in.TLSSANs, sc.TLSSan))
+		o.str("bind-address", sc.BindAddress)
+		o.str("advertise-address", sc.AdvertiseAddress)
+		o.str("cluster-cidr", sc.ClusterCidr)
+		o.str("service-cidr", sc.ServiceCidr)
+		o.str("cluster-dns", sc.ClusterDNS)
+		o.str("cluster-domain", sc.ClusterDomain)
+		o.list("disable", sc.DisableComponents)
+		o.str("system-default-registry", sc.SystemDefaultRegistry)
+		// Cluster API clusters bring their own cloud controller manager.
+		if sc.DisableCloudController == nil || *sc.DisableCloudController {
+			o["disable-cloud-controller"] = true
+		}
+		for _, p := range []struct{ key, field, value string }{
+			{"https-listen-port", "httpsListenPort", sc.HTTPSListenPort},
+			{"advertise-port", "advertisePort", sc.AdvertisePort},
+		} {
+			if p.value == "" {
+				continue
+			}
+			// k3s wants a number here; a string would make it refuse to start.
+			n, err := strconv.Atoi(p.value)
+			if err != nil || n < 1 || n > 65535 {
+				return nil, fmt.Errorf("spec.serverConfig.%s %q is not a port number", p.field, p.value)
+			}
+			o[p.key] = n
+		}
+	}
+	out, err := yaml.Marshal(o)
+	if err != nil {
+		return nil, fmt.Errorf("marshalling k3s config: %w", err)
+	}
+	return out, nil
+}
+
+// kubeletArgs puts the cloud-provider flag first so that a cloud-provider the user
+// lists in kubeletArgs wins: the kubelet keeps the last value of a repeated flag.
+func kubeletArgs(in Input) []string {
+	sc := in.Spec.ServerConfig
+	var args []string
+	if !sc.DeprecatedDisableExternalCloudProvider {
+		switch name := sc.CloudProviderName; {
+		case name == nil:
+			args = append(args, "cloud-provider=external")
+		case *name != "":
+			args = append(args, "cloud-provider="+*name)
+		}
+	}
+	return append(args, in.Spec.AgentConfig.KubeletArgs...)
+}
+
+// dedupe concatenates the lists, keeping the first occurrence of each value.
+func dedupe(lists ...[]string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, l := range lists {
+		for _, v := range l {
+			if v != "" && !seen[v] {
+				seen[v] = true
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,178 @@
+package cloudinit
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+
+	"sigs.k8s.io/yaml"
+
+	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+)
+
+// Role is what the machine becomes, which decides the k3s subcommand and which
+// config keys apply.
+type Role string
+
+const (
+	// ServerInit is the first server: it starts the embedded etcd (cluster-init) and
+	// so has no server to join.
+	ServerInit Role = "server-init"
+	// ServerJoin is any further server; it joins Input.ServerURL.
+	ServerJoin Role = "server-join"
+	// Agent runs workloads only; it joins Input.ServerURL.
+	Agent Role = "agent"
+)
+
+// File is a file already resolved by the caller (contentFrom Secrets read, CA
+// material fetched), so that rendering needs no API access.
+type File struct {
+	Path        string
+	Owner       string // "" means "root:root"
+	Permissions string // octal; "" means "0644"
+	// Encoding is how Content is already encoded, as the user declared it.
+	Encoding bootstrapv1.Encoding
+	Content  string
+}
+
+// RegistryCredentials are the values read from the Secrets that one
+// spec.agentConfig.registries.configs entry references.
+type RegistryCredentials struct {
+	Username, Password, Auth, IdentityToken string
+	// CACert is a PEM bundle; it is written to its own 0600 file and referenced as
+	// ca_file, because k3s takes a path, not inline PEM.
+	CACert string
+}
+
+// Input is everything Render needs. Render reads in.Files, never in.Spec.Files:
+// only the caller can resolve contentFrom.
+type Input struct {
+	Role Role
+	Spec bootstrapv1.KThreesConfigSpec
+	// Version is the k3s version, e.g. "v1.31.4+k3s1"; a missing leading "v" is added.
+	Version string
+	// ServerURL is "https://host:port"; required for ServerJoin and Agent, empty for
+	// ServerInit.
+	ServerURL string
+	// Token is k3s's "token", already in secure form.
+	Token string
+	// AgentToken is k3s's "agent-token"; servers only.
+	AgentToken string
+	// TLSSANs are SANs the caller adds (the control-plane endpoint host). They come
+	// before spec.serverConfig.tlsSan; duplicates are dropped. Ignored for agents,
+	// like the rest of serverConfig.
+	TLSSANs []string
+	// Certificates are the cluster CA files for servers. Any *.key path is written
+	// 0600 whatever Permissions says.
+	Certificates []File
+	// Files are the user's files, resolved, in spec order.
+	Files []File
+	// RegistryCredentials are keyed by registry host, as in
+	// spec.agentConfig.registries.configs.
+	RegistryCredentials map[string]RegistryCredentials
+	// InstallScriptURL is where the k3s install script is fetched from when online
+	// (default DefaultInstallScriptURL).
+	InstallScriptURL string
+}
+
+// cloudConfig is the part of cloud-init's schema that capk3s writes.
+type cloudConfig struct {
+	WriteFiles []writeFile `json:"write_files,omitempty"`
+	RunCmd     []string    `json:"runcmd"`
+}
+
+// header must stay a plain "#cloud-config": a "## template: jinja" line would make
+// cloud-init expand "{{ }}" in user files and commands.
+const header = "#cloud-config\n"
+
+// Render returns the cloud-config that installs and configures k3s for in.Role.
+func Render(in Input) ([]byte, error) {
+	version, err := normalizeVersion(in.Version)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkInput(in); err != nil {
+		return nil, err
+	}
+
+	var files fileSet
+	for _, c := range in.Certificates {
+		if err := files.addCertificate(c); err != nil {
+			return nil, err
+		}
+	}
+	k3sConfig, err := renderK3sConfig(in)
+	if err != nil {
+		return nil, err
+	}
+	if err := files.addGenerated(k3sConfigPath, k3sConfig); err != nil {
+		return nil, err
+	}
+	if reg := in.Spec.AgentConfig.Registries; reg != nil {
+		regYAML, caFiles, err := renderRegistries(reg, in.RegistryCredentials)
+		if err != nil {
+			return nil, err
+		}
+		if err := files.addGenerated(registriesPath, regYAML); err != nil {
+			return nil, err
+		}
+		for _, ca := range caFiles {
+			if err := files.addGenerated(ca.path, ca.content); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, f := range in.Files {
+		if err := files.addUser(f); err != nil {
+			return nil, err
+		}
+	}
+
+	cmds, err := runCommands(in, version)
+	if err != nil {
+		return nil, err
+	}
+	out, err := yaml.Marshal(cloudConfig{WriteFiles: files.entries, RunCmd: cmds})
+	if err != nil {
+		return nil, fmt.Errorf("marshalling cloud-config: %w", err)
+	}
+	return append([]byte(header), out...), nil
+}
+
+// checkInput rejects combinations that would give a machine that cannot join, or
+// that would hand server secrets to an agent.
+func checkInput(in Input) error {
+	if in.Token == "" {
+		// Without it k3s would invent a token that no other machine knows.
+		return errors.New("token is required")
+	}
+	switch in.Role {
+	case ServerInit:
+		if in.ServerURL != "" {
+			return fmt.Errorf("serverURL must be empty for role %s: the first server starts the cluster", in.Role)
+		}
+	case ServerJoin, Agent:
+		if in.ServerURL == "" {
+			return fmt.Errorf("serverURL is required for role %s", in.Role)
+		}
+		u, err := url.Parse(in.ServerURL)
+		if err != nil || u.Scheme != "https" || u.Host == "" {
+			return fmt.Errorf("serverURL %q is not an https://host:port URL", in.ServerURL)
+		}
+	default:
+		return fmt.Errorf("unknown role %q", in.Role)
+	}
+	if in.Role == Agent {
+		if in.AgentToken != "" {
+			return errors.New("agentToken is for servers only; an agent gets the agent token as its token")
+		}
+		if len(in.Certificates) > 0 {
+			return errors.New("certificates are for servers only; an agent must not receive CA material")
+		}
+	}
+	ac := in.Spec.AgentConfig
+	if ac.PrivateRegistry != "" && ac.Registries != nil {
+		return errors.New("agentConfig.privateRegistry and agentConfig.registries are mutually exclusive")
+	}
+	return nil
+}

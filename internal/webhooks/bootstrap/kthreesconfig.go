@@ -1,0 +1,62 @@
+package bootstrap
+
+import (
+	"context"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+)
+
+// +kubebuilder:webhook:verbs=create;update,path=/mutate-bootstrap-cluster-x-k8s-io-v1beta2-kthreesconfig,mutating=true,failurePolicy=fail,matchPolicy=Equivalent,groups=bootstrap.cluster.x-k8s.io,resources=kthreesconfigs,versions=v1beta2,name=default.kthreesconfig.bootstrap.cluster.x-k8s.io,sideEffects=None,admissionReviewVersions=v1
+// +kubebuilder:webhook:verbs=create;update,path=/validate-bootstrap-cluster-x-k8s-io-v1beta2-kthreesconfig,mutating=false,failurePolicy=fail,matchPolicy=Equivalent,groups=bootstrap.cluster.x-k8s.io,resources=kthreesconfigs,versions=v1beta2,name=validation.kthreesconfig.bootstrap.cluster.x-k8s.io,sideEffects=None,admissionReviewVersions=v1
+
+// KThreesConfig is the defaulting and validating webhook of KThreesConfig.
+type KThreesConfig struct{}
+
+var (
+	_ admission.Defaulter[*bootstrapv1.KThreesConfig] = &KThreesConfig{}
+	_ admission.Validator[*bootstrapv1.KThreesConfig] = &KThreesConfig{}
+)
+
+// Default normalizes the spec; see DefaultSpec.
+func (*KThreesConfig) Default(_ context.Context, c *bootstrapv1.KThreesConfig) error {
+	DefaultSpec(&c.Spec)
+	return nil
+}
+
+// ValidateCreate rejects a spec that breaks a rule of ValidateSpec.
+func (*KThreesConfig) ValidateCreate(_ context.Context, c *bootstrapv1.KThreesConfig) (admission.Warnings, error) {
+	return nil, configInvalid(c.Name, validateSpec(&c.Spec, field.NewPath("spec")))
+}
+
+// ValidateUpdate validates the new spec unless it is unchanged. An unchanged spec is
+// let through so that an object stored before this webhook existed (or before a rule
+// was added) can still have its metadata updated (finalizers, owner references,
+// labels) by CAPI and by us; any spec change must produce a fully valid spec. The old
+// spec is defaulted first so that defaulting the new one is not mistaken for a change.
+func (*KThreesConfig) ValidateUpdate(_ context.Context, oldC, newC *bootstrapv1.KThreesConfig) (admission.Warnings, error) {
+	oldSpec := oldC.Spec.DeepCopy()
+	DefaultSpec(oldSpec)
+	if apiequality.Semantic.DeepEqual(*oldSpec, newC.Spec) {
+		return nil, nil
+	}
+	return nil, configInvalid(newC.Name, validateSpec(&newC.Spec, field.NewPath("spec")))
+}
+
+// ValidateDelete allows every deletion: the webhook is not registered for DELETE.
+func (*KThreesConfig) ValidateDelete(context.Context, *bootstrapv1.KThreesConfig) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// configInvalid returns nil for no errors, else the Invalid status error that the
+// apiserver relays to the client with every field error.
+func configInvalid(name string, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(bootstrapv1.GroupVersion.WithKind("KThreesConfig").GroupKind(), name, errs)
+}
