@@ -4,14 +4,18 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/cluster-api/util/predicates"
 	"sigs.k8s.io/cluster-api/util/secret"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
@@ -32,7 +36,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToConfigs),
 			builder.WithPredicates(predicates.Any(mgr.GetScheme(), log,
 				predicates.ClusterPausedTransitionsOrInfrastructureProvisioned(mgr.GetScheme(), log),
-				predicates.ClusterControlPlaneInitialized(mgr.GetScheme(), log),
+				clusterControlPlaneInitialized(),
 			))).
 		// Metadata only: the name and label are all the mapping needs, and Secret data
 		// is never cached cluster-wide.
@@ -40,6 +44,24 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		WithOptions(options).
 		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
 		Complete(r)
+}
+
+// clusterControlPlaneInitialized passes Cluster updates that initialize the control
+// plane. CAPI's predicate of that name looks only at the ControlPlaneInitialized
+// condition, while the contract's field, which joining machines wait for, is
+// status.initialization.controlPlaneInitialized; either turning true counts.
+func clusterControlPlaneInitialized() predicate.Funcs {
+	initialized := func(o client.Object) bool {
+		c, ok := o.(*clusterv1.Cluster)
+		return ok && (ptr.Deref(c.Status.Initialization.ControlPlaneInitialized, false) ||
+			conditions.IsTrue(c, clusterv1.ClusterControlPlaneInitializedCondition))
+	}
+	return predicate.Funcs{
+		UpdateFunc:  func(e event.UpdateEvent) bool { return !initialized(e.ObjectOld) && initialized(e.ObjectNew) },
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
 }
 
 func isOurConfig(ref clusterv1.ContractVersionedObjectReference) bool {

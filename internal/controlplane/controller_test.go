@@ -131,8 +131,10 @@ func TestTokenLostAfterInitializationIsReportedNotRegenerated(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(kcp), got); err != nil {
 		t.Fatal(err)
 	}
+	// A merge patch without resourceVersion: the controller writes status concurrently.
+	before := got.DeepCopy()
 	got.Status.Initialization.ControlPlaneInitialized = ptr.To(true)
-	if err := env.Client.Status().Update(ctx, got); err != nil {
+	if err := env.Client.Status().Patch(ctx, got, client.MergeFrom(before)); err != nil {
 		t.Fatal(err)
 	}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: token.SecretName(cluster.Name)}}

@@ -97,6 +97,7 @@ func (e *Environment) Stop() error {
 // RunMain is the body of a test package's TestMain: one Environment for the whole
 // package, stored in *env before the tests run.
 func RunMain(m *testing.M, opts Options, env **Environment) {
+	setTestLogger()
 	e, err := Start(opts)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "test environment: %v\n", err)

@@ -61,8 +61,12 @@ var badSpecs = []badSpec{
 	{name: "mirror endpoint not a URL", modify: func(s *bootstrapv1.KThreesConfigSpec) {
 		s.AgentConfig.Registries.Mirrors[0].Endpoints[1] = "mirror.example.com:5000"
 	}, path: "agentConfig.registries.mirrors[0].endpoints[1]", message: "must be an http:// or https:// URL with a host"},
-	{name: "duplicate mirror host", modify: func(s *bootstrapv1.KThreesConfigSpec) {
+	// The schema's listType=map catches an exact repeat; the webhook one in other case.
+	{name: "repeated mirror host", modify: func(s *bootstrapv1.KThreesConfigSpec) {
 		s.AgentConfig.Registries.Mirrors[1].Registry = "docker.io"
+	}, path: "agentConfig.registries.mirrors[1]", message: `Duplicate value: {"registry":"docker.io"}`, bySchema: true},
+	{name: "duplicate mirror host", modify: func(s *bootstrapv1.KThreesConfigSpec) {
+		s.AgentConfig.Registries.Mirrors[1].Registry = "Docker.io"
 	}, path: "agentConfig.registries.mirrors[1].registry", message: "agentConfig.registries.mirrors[0].registry already configures this registry"},
 	{name: "duplicate config host", modify: func(s *bootstrapv1.KThreesConfigSpec) {
 		s.AgentConfig.Registries.Configs[1].Registry = "MIRROR.example.com:5000"

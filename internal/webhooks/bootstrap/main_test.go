@@ -108,5 +108,8 @@ func webhooksAnswer(ctx context.Context) error {
 	if apierrors.IsInvalid(err) && strings.Contains(err.Error(), "validation.kthreesconfig.bootstrap.cluster.x-k8s.io") {
 		return nil
 	}
-	return fmt.Errorf("validating webhook not called yet (got %v)", err)
+	if err == nil {
+		return errors.New("validating webhook not called yet (invalid config accepted)")
+	}
+	return fmt.Errorf("validating webhook not called yet: %w", err)
 }

@@ -193,7 +193,8 @@ func validatePort(port string, fldPath *field.Path) field.ErrorList {
 // validateRegistries checks what k3s's registries.yaml needs: both lists become YAML
 // maps keyed by registry host, so a host listed twice would be a duplicate key (one
 // entry silently wins, or the file does not parse), and containerd only follows
-// http(s) mirror endpoints. Hosts are compared case-insensitively, as hostnames are.
+// http(s) mirror endpoints. Hosts are compared case-insensitively, as hostnames are;
+// the schema's listType=map only catches exact repeats.
 func validateRegistries(r *bootstrapv1.Registries, fldPath *field.Path) field.ErrorList {
 	if r == nil {
 		return nil
