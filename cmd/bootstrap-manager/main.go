@@ -16,6 +16,7 @@ import (
 	"github.com/capk3s/capk3s/internal/bootstrap"
 	"github.com/capk3s/capk3s/internal/manager"
 	"github.com/capk3s/capk3s/internal/scheme"
+	bootstrapwebhooks "github.com/capk3s/capk3s/internal/webhooks/bootstrap"
 )
 
 func main() {
@@ -42,7 +43,7 @@ func main() {
 	}
 }
 
-// setupReconcilers registers the bootstrap reconciler. Its concurrency is the
+// setupReconcilers registers the bootstrap reconciler and webhooks. Its concurrency is the
 // manager-wide --concurrency, which controller.Options inherits when left at zero.
 func setupReconcilers(opts manager.Options, installScriptURL string) manager.SetupFunc {
 	return func(ctx context.Context, mgr ctrl.Manager) error {
@@ -53,6 +54,9 @@ func setupReconcilers(opts manager.Options, installScriptURL string) manager.Set
 		}
 		if err := r.SetupWithManager(ctx, mgr, controller.Options{}); err != nil {
 			return fmt.Errorf("setting up the KThreesConfig controller: %w", err)
+		}
+		if err := bootstrapwebhooks.SetupWebhooks(mgr); err != nil {
+			return fmt.Errorf("setting up the KThreesConfig webhooks: %w", err)
 		}
 		return nil
 	}
