@@ -20,17 +20,17 @@ func main() {
 // 2 bad usage.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		_, _ = fmt.Fprint(stderr, usage)
 		return 2
 	}
 	switch args[0] {
 	case "render":
 		return runRender(args[1:], stdin, stdout, stderr)
 	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
+		_, _ = fmt.Fprint(stdout, usage)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "capk3s: unknown command %q\n\n%s", args[0], usage)
+		_, _ = fmt.Fprintf(stderr, "capk3s: unknown command %q\n\n%s", args[0], usage)
 		return 2
 	}
 }

@@ -40,13 +40,13 @@ func runRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *file == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "capk3s render: -f FILE is required, and nothing else may follow the flags")
+		_, _ = fmt.Fprintln(stderr, "capk3s render: -f FILE is required, and nothing else may follow the flags")
 		fs.Usage()
 		return 2
 	}
 	out, err := render(*file, *role, *endpoint, *version, stdin)
 	if err != nil {
-		fmt.Fprintf(stderr, "capk3s render: %v\n", err)
+		_, _ = fmt.Fprintf(stderr, "capk3s render: %v\n", err)
 		return 1
 	}
 	_, _ = stdout.Write(out)

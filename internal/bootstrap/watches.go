@@ -125,4 +125,3 @@ func (r *Reconciler) waitingConfigs(ctx context.Context, namespace, clusterName 
 	}
 	return out
 }
-

@@ -11,7 +11,7 @@ import (
 // setTestLogger gives controllers under test a logger: their logs go to standard
 // error when CAPK3S_TEST_LOGS is set (to debug a test), and nowhere otherwise.
 func setTestLogger() {
-	var w io.Writer = io.Discard
+	w := io.Discard
 	if os.Getenv("CAPK3S_TEST_LOGS") != "" {
 		w = os.Stderr
 	}

@@ -107,10 +107,9 @@ type KThreesServerConfig struct {
 	// +listType=atomic
 	DisableComponents []string `json:"disableComponents,omitempty"`
 
-	// disableExternalCloudProvider is kept so that manifests written for
-	// cluster-api-k3s are not silently changed; use cloudProviderName instead.
-	//
-	// Deprecated: set cloudProviderName.
+	// disableExternalCloudProvider, when true, leaves the kubelet's --cloud-provider
+	// unset. It is kept so that manifests written for cluster-api-k3s keep their
+	// meaning; new manifests set cloudProviderName to "" instead.
 	// +optional
 	DeprecatedDisableExternalCloudProvider bool `json:"disableExternalCloudProvider,omitempty"`
 
