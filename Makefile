@@ -37,6 +37,7 @@ generate: ## Regenerate deepcopy, CRDs and RBAC.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./internal/bootstrap/... output:rbac:dir=config/bootstrap/rbac
 	$(CONTROLLER_GEN) webhook paths=./internal/webhooks/bootstrap/... output:webhook:dir=config/bootstrap/webhook
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./internal/controlplane/... output:rbac:dir=config/controlplane/rbac
+	$(CONTROLLER_GEN) webhook paths=./internal/webhooks/controlplane/... output:webhook:dir=config/controlplane/webhook
 
 .PHONY: verify-generate
 verify-generate: generate ## Fail if generated files differ from what is committed.
