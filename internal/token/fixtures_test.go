@@ -131,14 +131,14 @@ func (f *fixture) requireNoTokenSecret(t *testing.T) {
 
 // addServer creates a control-plane Machine of the fixture's cluster whose bootstrap
 // data Secret holds data (no Secret at all when data is nil).
-func (f *fixture) addServer(t *testing.T, name string, data []byte) *clusterv1.Machine {
+func (f *fixture) addServer(t *testing.T, name string, data []byte) {
 	t.Helper()
-	return f.addMachine(t, name, f.cluster.Name, true, data)
+	f.addMachine(t, name, f.cluster.Name, true, data)
 }
 
 // addMachine creates a Machine of clusterName, a server or an agent, and its
 // bootstrap data Secret holding data (none when data is nil).
-func (f *fixture) addMachine(t *testing.T, name, clusterName string, server bool, data []byte) *clusterv1.Machine {
+func (f *fixture) addMachine(t *testing.T, name, clusterName string, server bool, data []byte) {
 	t.Helper()
 	dataSecret := name + "-bootstrap"
 	if data != nil {
@@ -169,7 +169,6 @@ func (f *fixture) addMachine(t *testing.T, name, clusterName string, server bool
 		},
 	}
 	mustCreate(t, m)
-	return m
 }
 
 // serverCloudConfig is a server's cloud-config that gives k3s these token options

@@ -123,17 +123,22 @@ func takeOver(ctx context.Context, c client.Client, cluster *clusterv1.Cluster, 
 	}
 	if len(desired.Data[ServerKey]) == 0 {
 		tok, r, err := recoverOrGenerate(ctx, c, cluster, kcp)
-		if err != nil || r.Outcome == Lost {
+		if err != nil {
 			return r, err
 		}
-		if desired.Data == nil {
-			desired.Data = map[string][]byte{}
+		if r.Outcome != Lost {
+			if desired.Data == nil {
+				desired.Data = map[string][]byte{}
+			}
+			desired.Data[ServerKey] = []byte(tok.Server)
+			if tok.Agent != "" {
+				desired.Data[AgentKey] = []byte(tok.Agent)
+			}
+			changed = true
 		}
-		desired.Data[ServerKey] = []byte(tok.Server)
-		if tok.Agent != "" {
-			desired.Data[AgentKey] = []byte(tok.Agent)
-		}
-		result, changed = r, true
+		// A lost value still gets its ownership fixed below, so that a rollout cannot
+		// garbage-collect the Secret a user is about to restore the value into.
+		result = r
 	}
 	if !changed {
 		return result, nil

@@ -19,9 +19,9 @@ import (
 
 // selfSignedCAPEM makes a real self-signed CA certificate, PEM encoded the way it is
 // written to the servers as server-ca.crt.
-func selfSignedCAPEM(t *testing.T, commonName string) []byte {
+func selfSignedCAPEM(t *testing.T) []byte {
 	t.Helper()
-	_, pemBytes, _ := issueCA(t, commonName, nil, nil)
+	_, pemBytes, _ := issueCA(t, "k3s-server-ca", nil, nil)
 	return pemBytes
 }
 
@@ -110,7 +110,7 @@ func sha256Hex(b []byte) string {
 }
 
 func TestServerJoinTokenPinsTheCAPEMBytes(t *testing.T) {
-	ca := selfSignedCAPEM(t, "k3s-server-ca")
+	ca := selfSignedCAPEM(t)
 	tok := token.Token{Server: "server-pass", Agent: "agent-pass"}
 
 	got, err := tok.ServerJoinToken(ca)
@@ -130,7 +130,7 @@ func TestServerJoinTokenPinsTheCAPEMBytes(t *testing.T) {
 
 	// The hash is of the exact bytes: another CA, or the same CA without its final
 	// newline, pins something else.
-	other, err := tok.ServerJoinToken(selfSignedCAPEM(t, "k3s-server-ca"))
+	other, err := tok.ServerJoinToken(selfSignedCAPEM(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestServerJoinTokenPinsTheCAPEMBytes(t *testing.T) {
 }
 
 func TestAgentJoinToken(t *testing.T) {
-	ca := selfSignedCAPEM(t, "k3s-server-ca")
+	ca := selfSignedCAPEM(t)
 	hash := sha256Hex(ca)
 
 	withAgent := token.Token{Server: "server-pass", Agent: "agent-pass"}
@@ -179,7 +179,7 @@ func TestAgentJoinToken(t *testing.T) {
 }
 
 func TestJoinTokenErrors(t *testing.T) {
-	ca := selfSignedCAPEM(t, "k3s-server-ca")
+	ca := selfSignedCAPEM(t)
 	tok := token.Token{Server: "server-pass", Agent: "agent-pass"}
 	for name, call := range map[string]func() (string, error){
 		"server, nil CA":       func() (string, error) { return tok.ServerJoinToken(nil) },

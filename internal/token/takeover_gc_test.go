@@ -22,7 +22,7 @@ const gcTimeout = 60 * time.Second
 // legacyTokenSecret is the token Secret as cluster-api-k3s left it: controlled by
 // one server's KThreesConfig, a server passphrase and no agent passphrase, plus
 // plain references to extraOwners.
-func legacyTokenSecret(t *testing.T, f *fixture, cfg *bootstrapv1.KThreesConfig, value string, extraOwners ...client.Object) *corev1.Secret {
+func legacyTokenSecret(t *testing.T, f *fixture, cfg *bootstrapv1.KThreesConfig, value string, extraOwners ...client.Object) {
 	t.Helper()
 	s := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
@@ -42,7 +42,6 @@ func legacyTokenSecret(t *testing.T, f *fixture, cfg *bootstrapv1.KThreesConfig,
 		}
 	}
 	mustCreate(t, s)
-	return s
 }
 
 // canarySecret is owned by cfg alone: once it is gone, the garbage collector has
@@ -111,7 +110,8 @@ func TestTakenOverTokenSurvivesTheGarbageCollector(t *testing.T) {
 
 			res := f.reconcile(t, env.Client)
 			if res.Outcome != token.TakenOver {
-				t.Fatalf("Outcome = %s, want %s (message %q)", res.Outcome, token.TakenOver, res.Message)
+				// Not fatal: what the garbage collector does next is the point.
+				t.Errorf("Outcome = %s, want %s (message %q)", res.Outcome, token.TakenOver, res.Message)
 			}
 			requireNoPassphrase(t, res.Message, "legacy-server-pass")
 			requireTakenOver := func(when string) {
