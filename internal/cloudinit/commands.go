@@ -40,6 +40,9 @@ func checkCommands(field string, cmds []string) error {
 		if !carriable(c) {
 			return fmt.Errorf("spec.%s[%d] %s", field, i, notCarriable)
 		}
+		if misreadByYAML11(c) {
+			return fmt.Errorf("spec.%s[%d] %q would reach cloud-init as a YAML number, boolean or null, not a command", field, i, c)
+		}
 	}
 	return nil
 }

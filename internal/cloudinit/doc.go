@@ -16,6 +16,12 @@
 //	/etc/rancher/k3s/registries.d/<host>/ca.crt   0600, one per registry caSecret
 //	user files                         in spec order
 //
+// Content that YAML cannot carry byte for byte (invalid UTF-8, NUL and other
+// controls, "\r", a lone "=" that cloud-init's YAML 1.1 parser would take for a
+// typed value, ...) is written base64 encoded instead, and raw gzip content as
+// gz+b64; cloud-init decodes it, so the file on disk is unchanged. Commands,
+// paths and owners cannot be re-encoded, so the few such strings are errors.
+//
 // runcmd: preK3sCommands, the k3s install, postK3sCommands, then the sentinel
 // /run/cluster-api/bootstrap-success.complete, written only if the k3s (or
 // k3s-agent) unit is active.

@@ -55,7 +55,7 @@ func (s *fileSet) add(f writeFile) error {
 	if !octalMode.MatchString(f.Permissions) {
 		return fmt.Errorf("file %s: permissions %q are not an octal mode", f.Path, f.Permissions)
 	}
-	if !carriable(f.Owner) || strings.Contains(f.Owner, "\n") {
+	if !carriable(f.Owner) || strings.Contains(f.Owner, "\n") || misreadByYAML11(f.Owner) {
 		return fmt.Errorf("file %s: owner %q is not a user[:group]", f.Path, f.Owner)
 	}
 	// "/a//b" and "/a/b" are one file on disk.
@@ -104,6 +104,11 @@ func (s *fileSet) addUser(f File) error {
 			return fmt.Errorf("file %s: content declared %s is not base64 text", f.Path, f.Encoding)
 		}
 		w.Content, w.Encoding = f.Content, encB64
+		if misreadByYAML11(w.Content) {
+			// A line break makes the emitter quote the scalar, and base64 decoders
+			// (cloud-init's and Go's) skip line breaks.
+			w.Content += "\n"
+		}
 		if f.Encoding == bootstrapv1.GzipBase64 {
 			w.Encoding = encGzB64
 		}
@@ -120,7 +125,7 @@ func (s *fileSet) addUser(f File) error {
 // plainContent keeps readable text as is and base64-encodes anything YAML could
 // not carry byte for byte; cloud-init decodes it, so the file is the same.
 func plainContent(s string) (content, encoding string) {
-	if yamlSafe(s) {
+	if yamlSafe(s) && !misreadByYAML11(s) {
 		return s, ""
 	}
 	return base64.StdEncoding.EncodeToString([]byte(s)), encB64

@@ -99,6 +99,9 @@ func TestRenderErrors(t *testing.T) {
 		{"command with DEL", func(in *Input) { in.Spec.PreK3sCommands = []string{"a\x7fb"} }, ServerJoin, "spec.preK3sCommands[0] must be UTF-8 text without NUL, DEL"},
 		{"path with U+FFFE", func(in *Input) { in.Files = []File{{Path: "/a\uFFFE"}} }, ServerJoin, "must be UTF-8 text without NUL"},
 		{"owner with newline", func(in *Input) { in.Files = []File{{Path: "/a", Owner: "root\nx"}} }, ServerJoin, `file /a: owner "root\nx" is not a user[:group]`},
+		{"command YAML reads as merge key", func(in *Input) { in.Spec.PostK3sCommands = []string{"<<"} }, Agent, `spec.postK3sCommands[0] "<<" would reach cloud-init as a YAML number, boolean or null`},
+		{"command YAML reads as a number", func(in *Input) { in.Spec.PreK3sCommands = []string{"0x1F85939849055613594"} }, ServerInit, `spec.preK3sCommands[0] "0x1F85939849055613594" would reach cloud-init`},
+		{"owner YAML reads as value key", func(in *Input) { in.Files = []File{{Path: "/a", Owner: "="}} }, ServerInit, `file /a: owner "=" is not a user[:group]`},
 		{"command not UTF-8", func(in *Input) { in.Spec.PreK3sCommands = []string{"\xff"} }, Agent, "spec.preK3sCommands[0] must be UTF-8 text without NUL"},
 	}
 	for _, tc := range cases {
@@ -161,12 +164,15 @@ func TestDisableCloudControllerAndPrivateRegistry(t *testing.T) {
 	}
 }
 
-func TestUnsafePlainContentIsBase64(t *testing.T) {
+func TestContentYAMLCannotCarryIsEncoded(t *testing.T) {
 	in := minimal(ServerInit)
 	in.Files = []File{
 		{Path: "/a", Content: "dos\r\nline"},
 		{Path: "/b", Content: "\xff\x00binary"},
 		{Path: "/c", Content: "text ünïcode\n"},
+		{Path: "/d", Content: "="},
+		{Path: "/e", Content: "true"}, // quoted by the emitter, so it stays plain
+		{Path: "/f", Encoding: bootstrapv1.Base64, Content: "0x1F859398490556135944AB"},
 	}
 	out, err := Render(in)
 	if err != nil {
@@ -177,6 +183,9 @@ func TestUnsafePlainContentIsBase64(t *testing.T) {
 		"/a": {Path: "/a", Owner: "root:root", Permissions: "0644", Encoding: "b64", Content: "ZG9zDQpsaW5l"},
 		"/b": {Path: "/b", Owner: "root:root", Permissions: "0644", Encoding: "b64", Content: "/wBiaW5hcnk="},
 		"/c": {Path: "/c", Owner: "root:root", Permissions: "0644", Content: "text ünïcode\n"},
+		"/d": {Path: "/d", Owner: "root:root", Permissions: "0644", Encoding: "b64", Content: "PQ=="},
+		"/e": {Path: "/e", Owner: "root:root", Permissions: "0644", Content: "true"},
+		"/f": {Path: "/f", Owner: "root:root", Permissions: "0644", Encoding: "b64", Content: "0x1F859398490556135944AB\n"},
 	} {
 		if got := p.file(t, path); got != want {
 			t.Errorf("%s = %+v, want %+v", path, got, want)
@@ -241,6 +250,22 @@ func TestNormalizeVersion(t *testing.T) {
 	for _, bad := range []string{"1.2", "v1.2.3+k3s", "v1.2.3+rke2r1", "v1.2.3 ", "vv1.2.3", "v1.2.3$(id)"} {
 		if got, err := normalizeVersion(bad); err == nil {
 			t.Errorf("normalizeVersion(%q) = %q, want an error", bad, got)
+		}
+	}
+}
+
+func TestMisreadByYAML11(t *testing.T) {
+	for s, want := range map[string]bool{
+		"=":                            true,
+		"<<":                           true,
+		"0x1F85939849055613594":        true,
+		"0b" + strings.Repeat("1", 70): true,
+		// The emitter quotes these itself, so they arrive as strings.
+		"true": false, "yes": false, "1": false, "0x1F": false, "~": false, "": false, "1:20": false,
+		"echo =": false, "/etc/x": false, "1000:1000": false,
+	} {
+		if got := misreadByYAML11(s); got != want {
+			t.Errorf("misreadByYAML11(%q) = %v, want %v", s, got, want)
 		}
 	}
 }

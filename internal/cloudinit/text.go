@@ -1,6 +1,12 @@
 package cloudinit
 
-import "unicode/utf8"
+import (
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"sigs.k8s.io/yaml"
+)
 
 const notCarriable = "must be UTF-8 text without NUL, DEL, C1 control characters, U+2028, U+2029, U+FFFE or U+FFFF"
 
@@ -43,4 +49,33 @@ func yamlSafe(s string) bool {
 		}
 	}
 	return true
+}
+
+// yaml11Typed matches the plain scalars that a YAML 1.1 reader resolves to
+// something other than a string (bool, int, float, null, timestamp, merge key,
+// value key). cloud-init reads the document with PyYAML, which is YAML 1.1, while
+// the Go emitter decides on quoting with its own, narrower rules: it writes "=",
+// "<<" or a hexadecimal number too big for int64 unquoted, and PyYAML then sees a
+// number or fails on the whole document.
+var yaml11Typed = regexp.MustCompile(`^(?:` + strings.Join([]string{
+	`y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF`,
+	`[-+]?0b[01_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+`,
+	`[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+]?[0-9]+)?|[-+]?\.[0-9][0-9_]*(?:[eE][-+]?[0-9]+)?`,
+	`[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)`,
+	`~|null|Null|NULL|<<|=|`,
+	`[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?)?`,
+}, "|") + `)$`)
+
+// misreadByYAML11 reports whether cloud-init would not get s back as the string
+// s. Asking the emitter itself whether it quotes s keeps this exact: "true" is
+// quoted, so it is a fine command, while "=" is not.
+func misreadByYAML11(s string) bool {
+	if !yaml11Typed.MatchString(s) {
+		return false
+	}
+	out, err := yaml.Marshal(s)
+	if err != nil || len(out) == 0 {
+		return true
+	}
+	return !strings.ContainsRune(`'"|>`, rune(out[0]))
 }
