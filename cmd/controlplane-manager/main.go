@@ -9,8 +9,12 @@ import (
 	"os"
 
 	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
 	cliflag "k8s.io/component-base/cli/flag"
+	"sigs.k8s.io/cluster-api/controllers/clustercache"
+	"sigs.k8s.io/cluster-api/controllers/remote"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/capk3s/capk3s/internal/controlplane"
@@ -43,7 +47,23 @@ func main() {
 // manager-wide --concurrency, which controller.Options inherits when left at zero.
 func setupReconcilers(opts manager.Options) manager.SetupFunc {
 	return func(ctx context.Context, mgr ctrl.Manager) error {
-		r := &controlplane.Reconciler{Client: mgr.GetClient(), WatchFilterValue: opts.WatchFilterValue}
+		// One cached connection per workload cluster, shared by every reader here.
+		clusterCache, err := clustercache.SetupWithManager(ctx, mgr, clustercache.Options{
+			SecretClient:     mgr.GetAPIReader(),
+			WatchFilterValue: opts.WatchFilterValue,
+			Client: clustercache.ClientOptions{
+				QPS:       opts.KubeAPIQPS,
+				Burst:     opts.KubeAPIBurst,
+				UserAgent: remote.DefaultClusterAPIUserAgent("capk3s-controlplane-manager"),
+				Cache: clustercache.ClientCacheOptions{
+					DisableFor: []client.Object{&corev1.ConfigMap{}, &corev1.Secret{}},
+				},
+			},
+		}, controller.Options{})
+		if err != nil {
+			return fmt.Errorf("setting up the workload cluster cache: %w", err)
+		}
+		r := &controlplane.Reconciler{Client: mgr.GetClient(), ClusterCache: clusterCache, WatchFilterValue: opts.WatchFilterValue}
 		if err := r.SetupWithManager(ctx, mgr, controller.Options{}); err != nil {
 			return fmt.Errorf("setting up the KThreesControlPlane controller: %w", err)
 		}

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/controllers/clustercache"
 	"sigs.k8s.io/cluster-api/util"
 	"sigs.k8s.io/cluster-api/util/patch"
 	"sigs.k8s.io/cluster-api/util/paused"
@@ -16,32 +17,44 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 )
 
-// +kubebuilder:rbac:groups=controlplane.cluster.x-k8s.io,resources=kthreescontrolplanes;kthreescontrolplanes/status,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=controlplane.cluster.x-k8s.io,resources=kthreescontrolplanes;kthreescontrolplanes/status;kthreescontrolplanes/finalizers,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io,resources=kthreesconfigs,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=clusters;clusters/status,verbs=get;list;watch
-// +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=machines,verbs=get;list;watch
+// +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=machines;machines/status,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=*,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
 // Reconciler reconciles KThreesControlPlanes.
 type Reconciler struct {
 	Client client.Client
+	// ClusterCache gives cached access to workload clusters; it is the only way this
+	// controller reaches them.
+	ClusterCache clustercache.ClusterCache
 	// WatchFilterValue, when set, limits reconciling to objects labelled
 	// cluster.x-k8s.io/watch-filter=<value>.
 	WatchFilterValue string
+
+	controller controller.Controller
 }
 
 // SetupWithManager registers the controller. Owned Secrets are watched by metadata
 // only: a deleted token Secret must wake the control plane, but caching every
 // Secret's data cluster-wide would cost memory and widen what the manager holds.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
+	if r.ClusterCache == nil {
+		return errors.New("the KThreesControlPlane controller needs a ClusterCache")
+	}
 	log := ctrl.LoggerFrom(ctx)
-	return ctrl.NewControllerManagedBy(mgr).
+	c, err := ctrl.NewControllerManagedBy(mgr).
 		For(&controlplanev1.KThreesControlPlane{}).
 		Owns(&corev1.Secret{}, builder.OnlyMetadata).
 		Owns(&clusterv1.Machine{}).
@@ -49,9 +62,16 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 			handler.EnqueueRequestsFromMapFunc(clusterToControlPlane),
 			builder.WithPredicates(predicates.ClusterPausedTransitionsOrInfrastructureProvisioned(mgr.GetScheme(), log)),
 		).
+		// Connection changes to the workload cluster (first contact, lost, back).
+		WatchesRawSource(r.ClusterCache.GetClusterSource("kthreescontrolplane", clusterToControlPlane)).
 		WithOptions(options).
 		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
-		Complete(r)
+		Build(r)
+	if err != nil {
+		return err
+	}
+	r.controller = c
+	return nil
 }
 
 // clusterToControlPlane maps a Cluster to the KThreesControlPlane it references.
@@ -94,36 +114,98 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if isPaused, requeue, err := paused.EnsurePausedCondition(ctx, r.Client, cluster, kcp); err != nil || isPaused || requeue {
 		return ctrl.Result{}, err
 	}
-	if !kcp.DeletionTimestamp.IsZero() {
-		// Deletion (machines first, then the finalizer) is handled by the lifecycle
-		// steps; the token Secret goes with the control plane through its owner reference.
-		return ctrl.Result{}, nil
-	}
 
 	patchHelper, err := patch.NewHelper(kcp, r.Client)
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("creating patch helper: %w", err)
 	}
+	var seen observed
 	defer func() {
+		setStatus(cluster, kcp, seen)
 		kcp.Status.ObservedGeneration = kcp.Generation
 		if err := patchHelper.Patch(ctx, kcp, patch.WithOwnedConditions{Conditions: ownedConditions}); err != nil {
 			reterr = errors.Join(reterr, fmt.Errorf("patching KThreesControlPlane: %w", err))
 		}
 	}()
 
-	return r.reconcile(ctx, cluster, kcp)
+	if !kcp.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.reconcileDelete(ctx, cluster, kcp, &seen)
+	}
+	setTrueWhen(kcp, controlplanev1.DeletingCondition, false, "", controlplanev1.NotDeletingReason, "")
+	// The finalizer keeps the control plane until its servers are gone; the deferred
+	// patch writes it before any server exists.
+	controllerutil.AddFinalizer(kcp, controlplanev1.KThreesControlPlaneFinalizer)
+
+	return ctrl.Result{}, r.reconcile(ctx, cluster, kcp, &seen)
 }
 
 // ownedConditions are the conditions this controller sets; the patch helper lets
 // them win over concurrent writers.
 var ownedConditions = []string{
 	controlplanev1.TokenAvailableCondition,
+	controlplanev1.CertificatesAvailableCondition,
+	controlplanev1.AvailableCondition,
+	controlplanev1.MachinesReadyCondition,
+	controlplanev1.MachinesUpToDateCondition,
+	controlplanev1.ScalingUpCondition,
+	controlplanev1.ScalingDownCondition,
+	controlplanev1.DeletingCondition,
 }
 
-// reconcile runs the steps in order; each returns early when its work is not done.
-func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane) (ctrl.Result, error) {
-	if _, err := r.reconcileToken(ctx, cluster, kcp); err != nil {
-		return ctrl.Result{}, err
+// reconcile runs the steps in order; each returns early when its work is not done,
+// and a watch brings the control plane back when what it waits for changes.
+func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, seen *observed) error {
+	if !isTrue(cluster.Status.Initialization.InfrastructureProvisioned) {
+		return nil
 	}
-	return ctrl.Result{}, nil
+	if err := r.reconcileCertificates(ctx, cluster, kcp); err != nil {
+		return err
+	}
+	tokenAvailable, err := r.reconcileToken(ctx, cluster, kcp)
+	if err != nil {
+		return err
+	}
+	if !cluster.Spec.ControlPlaneEndpoint.IsValid() {
+		return nil
+	}
+	if err := r.reconcileKubeconfig(ctx, cluster, kcp); err != nil {
+		return err
+	}
+	machines, err := r.controlPlaneMachines(ctx, cluster, kcp)
+	if err != nil {
+		return err
+	}
+	seen.machines = machines
+	if err := r.propagate(ctx, cluster, kcp, machines); err != nil {
+		return err
+	}
+	if seen.nodes, err = r.observeNodes(ctx, cluster, kcp, machines); err != nil {
+		return err
+	}
+	return r.reconcileReplicas(ctx, cluster, kcp, tokenAvailable, seen)
 }
+
+// reconcileReplicas takes one step toward spec.replicas.
+func (r *Reconciler) reconcileReplicas(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, tokenAvailable bool, seen *observed) error {
+	want, have := desiredReplicas(kcp), int32(seen.machines.Len())
+	if want == have {
+		return nil
+	}
+	if want > have && !tokenAvailable {
+		seen.blocked = "the join token is not available (see TokenAvailable)"
+		return nil
+	}
+	if have == 0 {
+		// The first server initializes the cluster; nothing to check before it.
+		return r.scaleUp(ctx, cluster, kcp, seen.machines)
+	}
+	if seen.blocked = preflight(seen.machines, seen.nodes, isTrue(kcp.Status.Initialization.ControlPlaneInitialized)); seen.blocked != "" {
+		return nil
+	}
+	if want > have {
+		return r.scaleUp(ctx, cluster, kcp, seen.machines)
+	}
+	return r.scaleDown(ctx, cluster, kcp, seen.machines)
+}
+
+func isTrue(b *bool) bool { return b != nil && *b }

@@ -46,6 +46,12 @@ func newClusterWithControlPlane(t *testing.T, ns string, paused bool) (*clusterv
 	if err := env.Client.Create(ctx, cluster); err != nil {
 		t.Fatal(err)
 	}
+	// The infrastructure is ready but has no endpoint yet: the control plane gets as
+	// far as certificates and the token, and creates no machine.
+	cluster.Status.Initialization.InfrastructureProvisioned = ptr.To(true)
+	if err := env.Client.Status().Update(ctx, cluster); err != nil {
+		t.Fatal(err)
+	}
 	kcp := &controlplanev1.KThreesControlPlane{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c1-cp",
 			Labels: map[string]string{clusterv1.ClusterNameLabel: "c1"}},

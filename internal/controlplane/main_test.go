@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/cluster-api/controllers/clustercache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -37,7 +39,18 @@ func startManager(t *testing.T) {
 		t.Fatalf("creating manager: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &Reconciler{Client: mgr.GetClient()}
+	clusterCache, err := clustercache.SetupWithManager(ctx, mgr, clustercache.Options{
+		SecretClient: mgr.GetAPIReader(),
+		Client: clustercache.ClientOptions{
+			UserAgent: "capk3s-controlplane-test",
+			Cache:     clustercache.ClientCacheOptions{DisableFor: []client.Object{&corev1.ConfigMap{}, &corev1.Secret{}}},
+		},
+	}, controller.Options{SkipNameValidation: ptr.To(true)})
+	if err != nil {
+		cancel()
+		t.Fatalf("setting up ClusterCache: %v", err)
+	}
+	r := &Reconciler{Client: mgr.GetClient(), ClusterCache: clusterCache}
 	if err := r.SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 2}); err != nil {
 		cancel()
 		t.Fatalf("setting up reconciler: %v", err)

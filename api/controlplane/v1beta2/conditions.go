@@ -14,6 +14,25 @@ const (
 	// EtcdClusterHealthyCondition reports the embedded etcd members' health.
 	EtcdClusterHealthyCondition = "EtcdClusterHealthy"
 
+	// AvailableCondition is True once the control plane is initialized, at least one
+	// server's node is Ready and the join token is available.
+	AvailableCondition = "Available"
+
+	// MachinesReadyCondition is True when every server's node is Ready.
+	MachinesReadyCondition = "MachinesReady"
+
+	// MachinesUpToDateCondition is True when no server needs a rollout.
+	MachinesUpToDateCondition = "MachinesUpToDate"
+
+	// ScalingUpCondition is True while servers are missing; its message says what it waits for.
+	ScalingUpCondition = "ScalingUp"
+
+	// ScalingDownCondition is True while there are servers too many.
+	ScalingDownCondition = "ScalingDown"
+
+	// DeletingCondition is True while the control plane is being deleted.
+	DeletingCondition = "Deleting"
+
 	// TokenAvailableReason: the token Secret exists and is owned by this control plane.
 	TokenAvailableReason = "Available"
 
@@ -26,4 +45,19 @@ const (
 
 	// TokenReconcileFailedReason: an API error prevented reconciling the token Secret.
 	TokenReconcileFailedReason = "ReconcileFailed"
+
+	// Reasons of the machine and availability conditions.
+	AvailableReason                 = "Available"
+	NotAvailableReason              = "NotAvailable"
+	ReadyReason                     = "Ready"
+	NotReadyReason                  = "NotReady"
+	UpToDateReason                  = "UpToDate"
+	NotUpToDateReason               = "NotUpToDate"
+	ScalingUpReason                 = "ScalingUp"
+	ScalingDownReason               = "ScalingDown"
+	NotScalingUpReason              = "NotScalingUp"
+	NotScalingDownReason            = "NotScalingDown"
+	DeletingReason                  = "Deleting"
+	NotDeletingReason               = "NotDeleting"
+	WaitingForWorkersDeletionReason = "WaitingForWorkersDeletion"
 )

@@ -1,0 +1,48 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/collections"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+)
+
+// reconcileDelete removes the servers once the cluster's workers are gone (they need
+// the API to drain), then releases the finalizer. The Machine watch wakes us as
+// machines disappear.
+func (r *Reconciler) reconcileDelete(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, seen *observed) error {
+	all := &clusterv1.MachineList{}
+	if err := r.Client.List(ctx, all, client.InNamespace(cluster.Namespace),
+		client.MatchingLabels{clusterv1.ClusterNameLabel: cluster.Name}); err != nil {
+		return fmt.Errorf("listing the cluster's Machines: %w", err)
+	}
+	machines := collections.FromMachineList(all)
+	servers := machines.Filter(collections.OwnedMachines(kcp, kcpGroupKind))
+	workers := machines.Filter(collections.Not(collections.ControlPlaneMachines(cluster.Name)))
+	seen.machines = servers
+
+	if servers.Len() == 0 {
+		controllerutil.RemoveFinalizer(kcp, controlplanev1.KThreesControlPlaneFinalizer)
+		return nil
+	}
+	if workers.Len() > 0 {
+		setTrueWhen(kcp, controlplanev1.DeletingCondition, true, controlplanev1.WaitingForWorkersDeletionReason, "",
+			fmt.Sprintf("Waiting for %d worker Machines to be deleted before the servers", workers.Len()))
+		return nil
+	}
+	setTrueWhen(kcp, controlplanev1.DeletingCondition, true, controlplanev1.DeletingReason, "",
+		fmt.Sprintf("Deleting %d servers", servers.Len()))
+	for _, m := range servers.Filter(collections.Not(collections.HasDeletionTimestamp)) {
+		if err := r.Client.Delete(ctx, m); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting Machine %s: %w", m.Name, err)
+		}
+	}
+	ctrl.LoggerFrom(ctx).Info("Deleting control plane Machines", "count", servers.Len())
+	return nil
+}

@@ -1,0 +1,87 @@
+package controlplane
+
+import (
+	"maps"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/k3s"
+)
+
+// This file is the one place that says what a server's objects should look like. It is
+// used to create machines and to bring existing ones in line, so the two can never
+// disagree.
+
+// desiredLabels are a server's labels: the template's, then the ones that tie it to
+// the cluster and control plane (these win, since selection depends on them).
+func desiredLabels(kcp *controlplanev1.KThreesControlPlane, cluster *clusterv1.Cluster) map[string]string {
+	labels := maps.Clone(kcp.Spec.MachineTemplate.ObjectMeta.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[clusterv1.ClusterNameLabel] = cluster.Name
+	labels[clusterv1.MachineControlPlaneLabel] = ""
+	labels[clusterv1.MachineControlPlaneNameLabel] = kcp.Name
+	return labels
+}
+
+func desiredAnnotations(kcp *controlplanev1.KThreesControlPlane) map[string]string {
+	return maps.Clone(kcp.Spec.MachineTemplate.ObjectMeta.Annotations)
+}
+
+// desiredDeletion is the Machine's deletion timeouts, propagated in place.
+func desiredDeletion(kcp *controlplanev1.KThreesControlPlane) clusterv1.MachineDeletionSpec {
+	d := kcp.Spec.MachineTemplate.Spec.Deletion
+	return clusterv1.MachineDeletionSpec{
+		NodeDrainTimeoutSeconds:        d.NodeDrainTimeoutSeconds,
+		NodeVolumeDetachTimeoutSeconds: d.NodeVolumeDetachTimeoutSeconds,
+		NodeDeletionTimeoutSeconds:     d.NodeDeletionTimeoutSeconds,
+	}
+}
+
+func controllerRef(kcp *controlplanev1.KThreesControlPlane) metav1.OwnerReference {
+	return *metav1.NewControllerRef(kcp, controlplanev1.GroupVersion.WithKind("KThreesControlPlane"))
+}
+
+// desiredMachine is a new server's Machine.
+func desiredMachine(kcp *controlplanev1.KThreesControlPlane, cluster *clusterv1.Cluster, name, failureDomain string,
+	configRef, infraRef clusterv1.ContractVersionedObjectReference) *clusterv1.Machine {
+	return &clusterv1.Machine{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:       cluster.Namespace,
+			Name:            name,
+			Labels:          desiredLabels(kcp, cluster),
+			Annotations:     desiredAnnotations(kcp),
+			OwnerReferences: []metav1.OwnerReference{controllerRef(kcp)},
+		},
+		Spec: clusterv1.MachineSpec{
+			ClusterName:       cluster.Name,
+			Version:           k3s.NormalizeVersion(kcp.Spec.Version),
+			Bootstrap:         clusterv1.Bootstrap{ConfigRef: configRef},
+			InfrastructureRef: infraRef,
+			FailureDomain:     failureDomain,
+			ReadinessGates:    kcp.Spec.MachineTemplate.Spec.ReadinessGates,
+			Deletion:          desiredDeletion(kcp),
+		},
+	}
+}
+
+// desiredKThreesConfig is a new server's bootstrap config. The version is left to the
+// Machine, so that one place says which version a server runs.
+func desiredKThreesConfig(kcp *controlplanev1.KThreesControlPlane, cluster *clusterv1.Cluster, name string) *bootstrapv1.KThreesConfig {
+	spec := *kcp.Spec.KThreesConfigSpec.DeepCopy()
+	spec.Version = ""
+	return &bootstrapv1.KThreesConfig{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:       cluster.Namespace,
+			Name:            name,
+			Labels:          desiredLabels(kcp, cluster),
+			Annotations:     desiredAnnotations(kcp),
+			OwnerReferences: []metav1.OwnerReference{controllerRef(kcp)},
+		},
+		Spec: spec,
+	}
+}

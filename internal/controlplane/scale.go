@@ -1,0 +1,120 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/controllers/external"
+	"sigs.k8s.io/cluster-api/util/collections"
+	"sigs.k8s.io/cluster-api/util/failuredomains"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+)
+
+// scaleUp creates one server: its infrastructure machine (cloned from the template),
+// its KThreesConfig and its Machine, all under one name. If a later step fails, the
+// earlier objects are deleted so that no orphan is left.
+func (r *Reconciler) scaleUp(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, machines collections.Machines) error {
+	name := kcp.Name + "-" + rand.String(5)
+	failureDomain := failuredomains.PickFewest(ctx, controlPlaneFailureDomains(cluster), machines, machines)
+
+	infra, infraRef, err := r.createInfraMachine(ctx, cluster, kcp, name)
+	if err != nil {
+		return err
+	}
+	config := desiredKThreesConfig(kcp, cluster, name)
+	if err := r.Client.Create(ctx, config); err != nil {
+		return errors.Join(fmt.Errorf("creating KThreesConfig %s: %w", name, err), r.deleteQuietly(ctx, infra))
+	}
+	configRef := clusterv1.ContractVersionedObjectReference{
+		APIGroup: bootstrapv1.GroupVersion.Group, Kind: "KThreesConfig", Name: name,
+	}
+	machine := desiredMachine(kcp, cluster, name, failureDomain, configRef, infraRef)
+	if err := r.Client.Create(ctx, machine); err != nil {
+		return errors.Join(fmt.Errorf("creating Machine %s: %w", name, err), r.deleteQuietly(ctx, infra), r.deleteQuietly(ctx, config))
+	}
+	ctrl.LoggerFrom(ctx).Info("Created a control plane Machine", "Machine", name, "failureDomain", failureDomain)
+	return nil
+}
+
+func (r *Reconciler) createInfraMachine(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, name string) (client.Object, clusterv1.ContractVersionedObjectReference, error) {
+	ref := kcp.Spec.MachineTemplate.Spec.InfrastructureRef
+	template, err := external.GetObjectFromContractVersionedRef(ctx, r.Client, ref, kcp.Namespace)
+	if err != nil {
+		return nil, ref, fmt.Errorf("reading infrastructure template %s %s: %w", ref.Kind, ref.Name, err)
+	}
+	owner := controllerRef(kcp)
+	infra, err := external.GenerateTemplate(&external.GenerateTemplateInput{
+		Template: template,
+		TemplateRef: &corev1.ObjectReference{
+			APIVersion: template.GetAPIVersion(), Kind: template.GetKind(),
+			Namespace: template.GetNamespace(), Name: template.GetName(),
+		},
+		Namespace:   kcp.Namespace,
+		Name:        name,
+		ClusterName: cluster.Name,
+		OwnerRef:    &owner,
+		Labels:      desiredLabels(kcp, cluster),
+		Annotations: desiredAnnotations(kcp),
+	})
+	if err != nil {
+		return nil, ref, fmt.Errorf("cloning infrastructure template %s: %w", ref.Name, err)
+	}
+	if err := r.Client.Create(ctx, infra); err != nil {
+		return nil, ref, fmt.Errorf("creating infrastructure machine %s: %w", name, err)
+	}
+	return infra, clusterv1.ContractVersionedObjectReference{
+		APIGroup: infra.GroupVersionKind().Group, Kind: infra.GetKind(), Name: infra.GetName(),
+	}, nil
+}
+
+func (r *Reconciler) deleteQuietly(ctx context.Context, obj client.Object) error {
+	if err := r.Client.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("cleaning up %s: %w", obj.GetName(), err)
+	}
+	return nil
+}
+
+// scaleDown deletes one server, chosen as KCP does: one marked with CAPI's delete
+// annotation first, then an outdated one, then from the failure domain with the most
+// servers, the oldest there.
+func (r *Reconciler) scaleDown(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, machines collections.Machines) error {
+	victim := selectMachineForScaleDown(ctx, cluster, kcp, machines)
+	if victim == nil {
+		return nil
+	}
+	if err := r.Client.Delete(ctx, victim); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting Machine %s: %w", victim.Name, err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Deleted a control plane Machine", "Machine", victim.Name)
+	return nil
+}
+
+func selectMachineForScaleDown(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, machines collections.Machines) *clusterv1.Machine {
+	candidates := machines
+	if marked := machines.Filter(collections.HasAnnotationKey(clusterv1.DeleteMachineAnnotation)); marked.Len() > 0 {
+		candidates = marked
+	} else if outdated := machines.Filter(func(m *clusterv1.Machine) bool { return !isUpToDate(m, kcp) }); outdated.Len() > 0 {
+		candidates = outdated
+	}
+	fd := failuredomains.PickMost(ctx, controlPlaneFailureDomains(cluster), machines, candidates)
+	return candidates.Filter(collections.InFailureDomains(fd)).Oldest()
+}
+
+// controlPlaneFailureDomains are the Cluster's failure domains that may host servers.
+func controlPlaneFailureDomains(cluster *clusterv1.Cluster) []clusterv1.FailureDomain {
+	var out []clusterv1.FailureDomain
+	for _, fd := range cluster.Status.FailureDomains {
+		if fd.ControlPlane != nil && *fd.ControlPlane {
+			out = append(out, fd)
+		}
+	}
+	return out
+}
