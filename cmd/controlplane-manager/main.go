@@ -9,17 +9,16 @@ import (
 	"os"
 
 	"github.com/spf13/pflag"
-	corev1 "k8s.io/api/core/v1"
 	cliflag "k8s.io/component-base/cli/flag"
 	"sigs.k8s.io/cluster-api/controllers/clustercache"
-	"sigs.k8s.io/cluster-api/controllers/remote"
+	"sigs.k8s.io/cluster-api/core/setup"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/capk3s/capk3s/internal/controlplane"
 	"github.com/capk3s/capk3s/internal/manager"
 	"github.com/capk3s/capk3s/internal/scheme"
+	controlplanewebhooks "github.com/capk3s/capk3s/internal/webhooks/controlplane"
 )
 
 func main() {
@@ -51,14 +50,8 @@ func setupReconcilers(opts manager.Options) manager.SetupFunc {
 		clusterCache, err := clustercache.SetupWithManager(ctx, mgr, clustercache.Options{
 			SecretClient:     mgr.GetAPIReader(),
 			WatchFilterValue: opts.WatchFilterValue,
-			Client: clustercache.ClientOptions{
-				QPS:       opts.KubeAPIQPS,
-				Burst:     opts.KubeAPIBurst,
-				UserAgent: remote.DefaultClusterAPIUserAgent("capk3s-controlplane-manager"),
-				Cache: clustercache.ClientCacheOptions{
-					DisableFor: []client.Object{&corev1.ConfigMap{}, &corev1.Secret{}},
-				},
-			},
+			Cache:            setup.ClusterCacheCacheOptions(),
+			Client:           setup.ClusterCacheClientOptions("capk3s-controlplane-manager", opts.KubeAPIQPS, opts.KubeAPIBurst),
 		}, controller.Options{})
 		if err != nil {
 			return fmt.Errorf("setting up the workload cluster cache: %w", err)
@@ -66,6 +59,9 @@ func setupReconcilers(opts manager.Options) manager.SetupFunc {
 		r := &controlplane.Reconciler{Client: mgr.GetClient(), ClusterCache: clusterCache, WatchFilterValue: opts.WatchFilterValue}
 		if err := r.SetupWithManager(ctx, mgr, controller.Options{}); err != nil {
 			return fmt.Errorf("setting up the KThreesControlPlane controller: %w", err)
+		}
+		if err := controlplanewebhooks.SetupWebhooks(mgr); err != nil {
+			return fmt.Errorf("setting up the KThreesControlPlane webhooks: %w", err)
 		}
 		return nil
 	}

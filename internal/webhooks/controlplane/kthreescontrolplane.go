@@ -1,0 +1,71 @@
+package controlplane
+
+import (
+	"context"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+)
+
+// +kubebuilder:webhook:verbs=create;update,path=/mutate-controlplane-cluster-x-k8s-io-v1beta2-kthreescontrolplane,mutating=true,failurePolicy=fail,matchPolicy=Equivalent,groups=controlplane.cluster.x-k8s.io,resources=kthreescontrolplanes,versions=v1beta2,name=default.kthreescontrolplane.controlplane.cluster.x-k8s.io,sideEffects=None,admissionReviewVersions=v1
+// +kubebuilder:webhook:verbs=create;update,path=/validate-controlplane-cluster-x-k8s-io-v1beta2-kthreescontrolplane,mutating=false,failurePolicy=fail,matchPolicy=Equivalent,groups=controlplane.cluster.x-k8s.io,resources=kthreescontrolplanes,versions=v1beta2,name=validation.kthreescontrolplane.controlplane.cluster.x-k8s.io,sideEffects=None,admissionReviewVersions=v1
+
+// KThreesControlPlane is the defaulting and validating webhook of KThreesControlPlane.
+type KThreesControlPlane struct{}
+
+var (
+	_ admission.Defaulter[*controlplanev1.KThreesControlPlane] = &KThreesControlPlane{}
+	_ admission.Validator[*controlplanev1.KThreesControlPlane] = &KThreesControlPlane{}
+)
+
+// Default fills the spec and converts cluster-api-k3s's machine-template fields; see
+// defaultSpec.
+func (*KThreesControlPlane) Default(_ context.Context, cp *controlplanev1.KThreesControlPlane) error {
+	defaultSpec(&cp.Spec, cp.Namespace)
+	return nil
+}
+
+// ValidateCreate rejects a spec that breaks a rule of validateSpec.
+func (*KThreesControlPlane) ValidateCreate(_ context.Context, cp *controlplanev1.KThreesControlPlane) (admission.Warnings, error) {
+	return nil, controlPlaneInvalid(cp.Name, validateSpec(&cp.Spec, cp.Namespace, field.NewPath("spec")))
+}
+
+// ValidateUpdate validates a changed spec as on creation, plus the rules about the
+// change itself: the version moves at most one minor version up, and the cluster's
+// network settings stay.
+//
+// An unchanged spec is let through, so that a control plane stored before this
+// webhook (or before a rule was added) keeps its metadata editable: finalizers, owner
+// references and labels are written by CAPI and by the controller. The old spec is
+// defaulted first so that the defaulting just applied to the new one is not mistaken
+// for a change.
+func (*KThreesControlPlane) ValidateUpdate(_ context.Context, oldCP, newCP *controlplanev1.KThreesControlPlane) (admission.Warnings, error) {
+	oldSpec := oldCP.Spec.DeepCopy()
+	defaultSpec(oldSpec, oldCP.Namespace)
+	if apiequality.Semantic.DeepEqual(*oldSpec, newCP.Spec) {
+		return nil, nil
+	}
+	specPath := field.NewPath("spec")
+	errs := validateSpec(&newCP.Spec, newCP.Namespace, specPath)
+	errs = append(errs, validateVersionChange(oldSpec.Version, newCP.Spec.Version, specPath.Child("version"))...)
+	errs = append(errs, validateImmutable(oldSpec, &newCP.Spec, specPath)...)
+	return nil, controlPlaneInvalid(newCP.Name, errs)
+}
+
+// ValidateDelete allows every deletion: the webhook is not registered for DELETE.
+func (*KThreesControlPlane) ValidateDelete(context.Context, *controlplanev1.KThreesControlPlane) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// controlPlaneInvalid returns nil for no errors, else the Invalid status error that
+// the apiserver relays to the client with every field error.
+func controlPlaneInvalid(name string, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(controlplanev1.GroupVersion.WithKind("KThreesControlPlane").GroupKind(), name, errs)
+}
