@@ -8,6 +8,7 @@ import (
 	"path"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -128,7 +129,7 @@ func randText(r *rand.Rand, binary bool) string {
 				b.WriteByte(byte(r.IntN(255) + 1)) // NUL-free, often invalid UTF-8
 			}
 		default:
-			b.WriteString(fmt.Sprint(r.Int64()))
+			b.WriteString(strconv.FormatInt(r.Int64(), 10))
 		}
 	}
 	if !binary {

@@ -8,6 +8,7 @@ import (
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
@@ -222,6 +223,56 @@ func TestControlPlaneInitializesScalesAndReportsStatus(t *testing.T) {
 	kcp = s.waitForReplicas(1)
 	if conditions.IsTrue(kcp, controlplanev1.ScalingDownCondition) || conditions.IsTrue(kcp, controlplanev1.ScalingUpCondition) {
 		t.Errorf("scaling conditions still True at rest: %+v", kcp.Status.Conditions)
+	}
+
+	s.checkTemplateMetadataPropagatesInPlace()
+	s.checkDeletionRemovesServersThenTheControlPlane()
+}
+
+// checkTemplateMetadataPropagatesInPlace: a label and a drain timeout changed on the
+// machine template reach the existing server without replacing it.
+func (s *scenario) checkTemplateMetadataPropagatesInPlace() {
+	s.t.Helper()
+	ctx := context.Background()
+	before := s.machines()[0]
+	kcp := s.getKCP()
+	patchFrom := client.MergeFrom(kcp.DeepCopy())
+	kcp.Spec.MachineTemplate.ObjectMeta.Labels["tier"] = "gold"
+	kcp.Spec.MachineTemplate.Spec.Deletion.NodeDrainTimeoutSeconds = ptr.To[int32](90)
+	s.must("changing the machine template", env.Client.Patch(ctx, kcp, patchFrom))
+	err := envtest.Eventually(ctx, time.Minute, func(context.Context) (bool, error) {
+		ms := s.machines()
+		return len(ms) == 1 && ms[0].Labels["tier"] == "gold" &&
+			ptr.Deref(ms[0].Spec.Deletion.NodeDrainTimeoutSeconds, 0) == 90, nil
+	})
+	if err != nil {
+		s.t.Fatalf("template changes did not reach the server: %v", err)
+	}
+	if after := s.machines()[0]; after.UID != before.UID {
+		s.t.Errorf("the server was replaced (%s -> %s); metadata must propagate in place", before.Name, after.Name)
+	}
+	infra := genericInfraMachine()
+	s.must("reading infrastructure machine", env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: before.Spec.InfrastructureRef.Name}, infra))
+	if infra.GetLabels()["tier"] != "gold" {
+		s.t.Errorf("infrastructure machine labels = %v, want tier=gold", infra.GetLabels())
+	}
+}
+
+// checkDeletionRemovesServersThenTheControlPlane: deleting the control plane deletes
+// its servers, and the finalizer goes only when they are gone.
+func (s *scenario) checkDeletionRemovesServersThenTheControlPlane() {
+	s.t.Helper()
+	ctx := context.Background()
+	s.must("deleting the control plane", env.Client.Delete(ctx, s.getKCP()))
+	err := envtest.Eventually(ctx, 2*time.Minute, func(ctx context.Context) (bool, error) {
+		err := env.Client.Get(ctx, client.ObjectKeyFromObject(s.kcp), &controlplanev1.KThreesControlPlane{})
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
+	if err != nil {
+		s.t.Fatalf("the control plane was not deleted: %v", err)
+	}
+	if ms := s.machines(); len(ms) != 0 {
+		s.t.Errorf("the control plane is gone but %d of its Machines remain", len(ms))
 	}
 }
 
