@@ -36,6 +36,10 @@ import (
 // Reconciler reconciles KThreesControlPlanes.
 type Reconciler struct {
 	Client client.Client
+	// APIReader reads past the cache, for decisions a lagging cache must not make:
+	// whether a missing join token may be generated anew. SetupWithManager defaults it
+	// to the manager's API reader.
+	APIReader client.Reader
 	// ClusterCache gives cached access to workload clusters; it is the only way this
 	// controller reaches them.
 	ClusterCache clustercache.ClusterCache
@@ -52,6 +56,9 @@ type Reconciler struct {
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
 	if r.ClusterCache == nil {
 		return errors.New("the KThreesControlPlane controller needs a ClusterCache")
+	}
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
 	}
 	log := ctrl.LoggerFrom(ctx)
 	c, err := ctrl.NewControllerManagedBy(mgr).

@@ -18,7 +18,11 @@ import (
 // not join.
 func (r *Reconciler) reconcileToken(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane) (available bool, err error) {
 	log := ctrl.LoggerFrom(ctx)
-	result, err := token.Reconcile(ctx, r.Client, cluster, kcp)
+	var opts []token.Option
+	if r.APIReader != nil {
+		opts = append(opts, token.WithLiveReader(r.APIReader))
+	}
+	result, err := token.Reconcile(ctx, r.Client, cluster, kcp, opts...)
 	if err != nil {
 		conditions.Set(kcp, metav1.Condition{
 			Type:    controlplanev1.TokenAvailableCondition,

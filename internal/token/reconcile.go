@@ -45,23 +45,27 @@ func (r Result) Available() bool { return r.Outcome != Lost }
 
 // Reconcile makes the cluster's token Secret exist and be controlled by kcp. It writes
 // only when something is wrong, and returns every API error other than NotFound.
-func Reconcile(ctx context.Context, c client.Client, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane) (Result, error) {
+func Reconcile(ctx context.Context, c client.Client, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, opts ...Option) (Result, error) {
+	o := options{}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	key := client.ObjectKey{Namespace: cluster.Namespace, Name: SecretName(cluster.Name)}
 	existing := &corev1.Secret{}
 	err := c.Get(ctx, key, existing)
 	switch {
 	case apierrors.IsNotFound(err):
-		return create(ctx, c, cluster, kcp)
+		return create(ctx, c, cluster, kcp, o)
 	case err != nil:
 		return Result{}, fmt.Errorf("reading join token Secret %s: %w", key, err)
 	}
-	return takeOver(ctx, c, cluster, kcp, existing)
+	return takeOver(ctx, c, cluster, kcp, existing, o)
 }
 
 // create makes the Secret. A token found in a server's bootstrap data wins over a new
 // one, even before initialization: the first server may be booting with it already.
-func create(ctx context.Context, c client.Client, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane) (Result, error) {
-	tok, result, err := recoverOrGenerate(ctx, c, cluster, kcp)
+func create(ctx context.Context, c client.Client, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, o options) (Result, error) {
+	tok, result, err := recoverOrGenerate(ctx, c, cluster, kcp, o)
 	if err != nil || result.Outcome == Lost {
 		return result, err
 	}
@@ -76,14 +80,14 @@ func create(ctx context.Context, c client.Client, cluster *clusterv1.Cluster, kc
 			if err := c.Get(ctx, client.ObjectKeyFromObject(s), existing); err != nil {
 				return Result{}, fmt.Errorf("reading join token Secret: %w", err)
 			}
-			return takeOver(ctx, c, cluster, kcp, existing)
+			return takeOver(ctx, c, cluster, kcp, existing, o)
 		}
 		return Result{}, fmt.Errorf("creating join token Secret: %w", err)
 	}
 	return result, nil
 }
 
-func recoverOrGenerate(ctx context.Context, c client.Client, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane) (Token, Result, error) {
+func recoverOrGenerate(ctx context.Context, c client.Client, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, o options) (Token, Result, error) {
 	tok, found, err := recoverFromServers(ctx, c, cluster)
 	switch {
 	case errors.Is(err, errServersDisagree):
@@ -92,7 +96,12 @@ func recoverOrGenerate(ctx context.Context, c client.Client, cluster *clusterv1.
 		return Token{}, Result{}, err
 	case found:
 		return tok, Result{Outcome: Recovered, Message: "join token Secret was missing; recovered it from a server's bootstrap data"}, nil
-	case initialized(cluster, kcp):
+	}
+	init, err := o.initialized(ctx, cluster, kcp)
+	if err != nil {
+		return Token{}, Result{}, err
+	}
+	if init {
 		return Token{}, Result{Outcome: Lost, Message: "join token Secret " + SecretName(cluster.Name) +
 			" is missing after the control plane was initialized, and no server's bootstrap data holds the token; " +
 			"restore the Secret from a backup (key " + ServerKey + ") so that machines can join"}, nil
@@ -107,7 +116,7 @@ func recoverOrGenerate(ctx context.Context, c client.Client, cluster *clusterv1.
 // takeOver corrects ownership and labels of an existing Secret, and fills in a missing
 // server passphrase the way create would. The Secret's type is immutable in
 // Kubernetes, so a Secret of another type is kept as it is.
-func takeOver(ctx context.Context, c client.Client, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, existing *corev1.Secret) (Result, error) {
+func takeOver(ctx context.Context, c client.Client, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, existing *corev1.Secret, o options) (Result, error) {
 	desired := existing.DeepCopy()
 	result := Result{Outcome: Unchanged}
 	changed, err := ownerref.TakeOver(desired, kcp, c.Scheme())
@@ -122,7 +131,7 @@ func takeOver(ctx context.Context, c client.Client, cluster *clusterv1.Cluster, 
 		changed = true
 	}
 	if len(desired.Data[ServerKey]) == 0 {
-		tok, r, err := recoverOrGenerate(ctx, c, cluster, kcp)
+		tok, r, err := recoverOrGenerate(ctx, c, cluster, kcp, o)
 		if err != nil {
 			return r, err
 		}

@@ -296,7 +296,7 @@ func (s *scenario) checkIdleReconcileWritesNothing() {
 	s.t.Helper()
 	counting, err := env.NewCountingClient()
 	s.must("counting client", err)
-	r := &controlplane.Reconciler{Client: counting, ClusterCache: s.stack.clusterCache}
+	r := &controlplane.Reconciler{Client: counting, APIReader: counting, ClusterCache: s.stack.clusterCache}
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(s.kcp)}
 	if _, err := r.Reconcile(context.Background(), req); err != nil {
 		s.t.Fatalf("idle reconcile: %v", err)
