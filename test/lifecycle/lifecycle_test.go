@@ -240,21 +240,21 @@ func (s *scenario) checkTemplateMetadataPropagatesInPlace() {
 	kcp.Spec.MachineTemplate.ObjectMeta.Labels["tier"] = "gold"
 	kcp.Spec.MachineTemplate.Spec.Deletion.NodeDrainTimeoutSeconds = ptr.To[int32](90)
 	s.must("changing the machine template", env.Client.Patch(ctx, kcp, patchFrom))
-	err := envtest.Eventually(ctx, time.Minute, func(context.Context) (bool, error) {
+	infra := genericInfraMachine()
+	err := envtest.Eventually(ctx, time.Minute, func(ctx context.Context) (bool, error) {
 		ms := s.machines()
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: before.Spec.InfrastructureRef.Name}, infra); err != nil {
+			return false, err
+		}
 		return len(ms) == 1 && ms[0].Labels["tier"] == "gold" &&
-			ptr.Deref(ms[0].Spec.Deletion.NodeDrainTimeoutSeconds, 0) == 90, nil
+			ptr.Deref(ms[0].Spec.Deletion.NodeDrainTimeoutSeconds, 0) == 90 &&
+			infra.GetLabels()["tier"] == "gold", nil
 	})
 	if err != nil {
-		s.t.Fatalf("template changes did not reach the server: %v", err)
+		s.t.Fatalf("template changes did not reach the server and its infrastructure machine: %v (infra labels %v)", err, infra.GetLabels())
 	}
 	if after := s.machines()[0]; after.UID != before.UID {
 		s.t.Errorf("the server was replaced (%s -> %s); metadata must propagate in place", before.Name, after.Name)
-	}
-	infra := genericInfraMachine()
-	s.must("reading infrastructure machine", env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: before.Spec.InfrastructureRef.Name}, infra))
-	if infra.GetLabels()["tier"] != "gold" {
-		s.t.Errorf("infrastructure machine labels = %v, want tier=gold", infra.GetLabels())
 	}
 }
 
