@@ -13,18 +13,12 @@ import (
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/cluster-api/util/test/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 	"github.com/capk3s/capk3s/internal/token"
 	"github.com/capk3s/capk3s/test/envtest"
 )
-
-// Each test starts its own manager; controller names must then be allowed to repeat.
-func ctrlConfigForTests() config.Controller {
-	return config.Controller{SkipNameValidation: ptr.To(true)}
-}
 
 // newClusterWithControlPlane creates a Cluster and its KThreesControlPlane, owned by
 // the Cluster as CAPI's Cluster controller would make it.

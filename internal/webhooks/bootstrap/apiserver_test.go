@@ -2,16 +2,14 @@ package bootstrap
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+	"github.com/capk3s/capk3s/internal/webhooks/webhooktest"
 )
 
 // These tests go through a real kube-apiserver with the generated webhook
@@ -82,7 +80,7 @@ func TestConfigRejectsInvalidSpec(t *testing.T) {
 			tt.modify(&c.Spec)
 			err := env.Client.Create(context.Background(), c)
 			checkRejected(t, err, tt, "spec."+tt.path, "validation.kthreesconfig.bootstrap.cluster.x-k8s.io")
-			checkNotStored(t, &bootstrapv1.KThreesConfig{}, ns, "config")
+			webhooktest.CheckNotStored(t, env.Client, &bootstrapv1.KThreesConfig{}, ns, "config")
 		})
 	}
 }
@@ -96,7 +94,7 @@ func TestTemplateRejectsInvalidSpec(t *testing.T) {
 			tt.modify(&tmpl.Spec.Template.Spec)
 			err := env.Client.Create(context.Background(), tmpl)
 			checkRejected(t, err, tt, "spec.template.spec."+tt.path, "validation.kthreesconfigtemplate.bootstrap.cluster.x-k8s.io")
-			checkNotStored(t, &bootstrapv1.KThreesConfigTemplate{}, ns, "template")
+			webhooktest.CheckNotStored(t, env.Client, &bootstrapv1.KThreesConfigTemplate{}, ns, "template")
 		})
 	}
 }
@@ -212,7 +210,7 @@ func TestTemplateSpecImmutable(t *testing.T) {
 	// Cluster API's topology controller dry-runs with its annotation to compute
 	// diffs; that must pass, and store nothing.
 	topologyDryRun := changed.DeepCopy()
-	topologyDryRun.Annotations = map[string]string{clusterv1.TopologyDryRunAnnotation: ""}
+	webhooktest.SetTopologyDryRun(topologyDryRun)
 	if err := env.Client.Update(ctx, topologyDryRun, client.DryRunAll); err != nil {
 		t.Errorf("topology dry run rejected: %v", err)
 	}
@@ -245,33 +243,8 @@ func newTemplate(namespace, name string) *bootstrapv1.KThreesConfigTemplate {
 	}
 }
 
-// checkRejected requires an Invalid error naming the field and explaining the
-// problem; when the webhook (not the schema) is expected to reject, the error must
-// also come from the named webhook.
+// checkRejected applies webhooktest.CheckRejected to tt at path.
 func checkRejected(t *testing.T, err error, tt badSpec, path, webhook string) {
 	t.Helper()
-	if err == nil {
-		t.Fatalf("accepted, want rejection at %s", path)
-	}
-	if !apierrors.IsInvalid(err) {
-		t.Errorf("error is not Invalid: %v", err)
-	}
-	msg := err.Error()
-	if !strings.Contains(msg, path) {
-		t.Errorf("error does not name %s: %v", path, msg)
-	}
-	if !strings.Contains(msg, tt.message) {
-		t.Errorf("error does not explain %q: %v", tt.message, msg)
-	}
-	if fromWebhook := strings.Contains(msg, webhook); fromWebhook == tt.bySchema {
-		t.Errorf("rejected by the webhook: %v, want %v: %v", fromWebhook, !tt.bySchema, msg)
-	}
-}
-
-func checkNotStored(t *testing.T, obj client.Object, namespace, name string) {
-	t.Helper()
-	err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: name}, obj)
-	if !apierrors.IsNotFound(err) {
-		t.Errorf("rejected object was stored (get: %v)", err)
-	}
+	webhooktest.CheckRejected(t, err, webhooktest.Rejection{Path: path, Message: tt.message, Webhook: webhook, BySchema: tt.bySchema})
 }

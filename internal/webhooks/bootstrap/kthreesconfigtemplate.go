@@ -2,18 +2,12 @@ package bootstrap
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"slices"
-	"strings"
 
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/cluster-api/util/topology"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+	"github.com/capk3s/capk3s/internal/webhooks/webhookutil"
 )
 
 // +kubebuilder:webhook:verbs=create;update,path=/mutate-bootstrap-cluster-x-k8s-io-v1beta2-kthreesconfigtemplate,mutating=true,failurePolicy=fail,matchPolicy=Equivalent,groups=bootstrap.cluster.x-k8s.io,resources=kthreesconfigtemplates,versions=v1beta2,name=default.kthreesconfigtemplate.bootstrap.cluster.x-k8s.io,sideEffects=None,admissionReviewVersions=v1
@@ -48,40 +42,21 @@ func (*KThreesConfigTemplate) ValidateCreate(_ context.Context, t *bootstrapv1.K
 	return nil, templateInvalid(t.Name, errs)
 }
 
-// ValidateUpdate rejects any change of spec.template.spec. Metadata, including
+// ValidateUpdate rejects any change of spec.template.spec, except in Cluster API's
+// topology dry runs (see webhookutil.ValidateTemplateSpecUpdate). Metadata, including
 // spec.template.metadata, stays editable; spec.template.metadata is validated when it
 // changes.
-//
-// Cluster API's topology controller server-side-applies ClusterClass templates in
-// dry-run, marked with the topology.cluster.x-k8s.io/dry-run annotation, to find out
-// whether a template must be rotated; the bootstrap provider contract requires that
-// such requests skip the immutability check (nothing is stored). The changed spec is
-// then still validated.
 func (*KThreesConfigTemplate) ValidateUpdate(ctx context.Context, oldT, newT *bootstrapv1.KThreesConfigTemplate) (admission.Warnings, error) {
-	var errs field.ErrorList
-	specPath := field.NewPath("spec", "template", "spec")
-
 	// Defaulting the old spec first keeps a template stored before this webhook (with
 	// "1.31.4" rather than "v1.31.4") editable in its metadata: the mutating webhook
 	// has just defaulted the new one.
 	oldSpec := oldT.Spec.Template.Spec.DeepCopy()
 	DefaultSpec(oldSpec)
-	if changed := changedFields(oldSpec, &newT.Spec.Template.Spec); len(changed) > 0 {
-		req, err := admission.RequestFromContext(ctx)
-		if err != nil {
-			return nil, apierrors.NewInternalError(fmt.Errorf("admission request missing from the webhook's context: %w", err))
-		}
-		if topology.IsDryRunRequest(req, newT) {
-			errs = append(errs, validateSpec(&newT.Spec.Template.Spec, specPath)...)
-		} else {
-			errs = append(errs, field.Forbidden(specPath, fmt.Sprintf("%s (changed: %s)",
-				immutableTemplateMessage, strings.Join(changed, ", "))))
-		}
+	errs, err := webhookutil.ValidateTemplateSpecUpdate(ctx, newT, oldSpec, &newT.Spec.Template.Spec, immutableTemplateMessage, validateSpec)
+	if err != nil {
+		return nil, err
 	}
-
-	if !apiequality.Semantic.DeepEqual(oldT.Spec.Template.ObjectMeta, newT.Spec.Template.ObjectMeta) {
-		errs = append(errs, newT.Spec.Template.ObjectMeta.Validate(field.NewPath("spec", "template", "metadata"))...)
-	}
+	errs = append(errs, webhookutil.ValidateTemplateMetadataUpdate(&oldT.Spec.Template.ObjectMeta, &newT.Spec.Template.ObjectMeta)...)
 	return nil, templateInvalid(newT.Name, errs)
 }
 
@@ -90,51 +65,7 @@ func (*KThreesConfigTemplate) ValidateDelete(context.Context, *bootstrapv1.KThre
 	return nil, nil
 }
 
-// changedFields lists the top-level fields (by JSON name) that differ between two
-// specs, so the immutability error tells the user what they touched. It returns nil
-// when the specs are semantically equal.
-func changedFields(oldSpec, newSpec *bootstrapv1.KThreesConfigSpec) []string {
-	if apiequality.Semantic.DeepEqual(*oldSpec, *newSpec) {
-		return nil
-	}
-	oldFields, errOld := topLevelFields(oldSpec)
-	newFields, errNew := topLevelFields(newSpec)
-	if errOld != nil || errNew != nil {
-		// Cannot happen for these plain types; still report the change itself.
-		return []string{"spec"}
-	}
-	var changed []string
-	for name, v := range oldFields {
-		if nv, ok := newFields[name]; !ok || string(nv) != string(v) {
-			changed = append(changed, name)
-		}
-	}
-	for name := range newFields {
-		if _, ok := oldFields[name]; !ok {
-			changed = append(changed, name)
-		}
-	}
-	if len(changed) == 0 {
-		// Semantically different but serialized alike: name no field rather than none.
-		return []string{"spec"}
-	}
-	slices.Sort(changed)
-	return changed
-}
-
-func topLevelFields(spec *bootstrapv1.KThreesConfigSpec) (map[string]json.RawMessage, error) {
-	raw, err := json.Marshal(spec)
-	if err != nil {
-		return nil, err
-	}
-	fields := map[string]json.RawMessage{}
-	return fields, json.Unmarshal(raw, &fields)
-}
-
 // templateInvalid is configInvalid for KThreesConfigTemplate.
 func templateInvalid(name string, errs field.ErrorList) error {
-	if len(errs) == 0 {
-		return nil
-	}
-	return apierrors.NewInvalid(bootstrapv1.GroupVersion.WithKind("KThreesConfigTemplate").GroupKind(), name, errs)
+	return webhookutil.Invalid(bootstrapv1.GroupVersion.WithKind("KThreesConfigTemplate").GroupKind(), name, errs)
 }

@@ -4,18 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 	"github.com/capk3s/capk3s/test/envtest"
@@ -27,63 +22,17 @@ func TestMain(m *testing.M) {
 	envtest.RunMain(m, envtest.Options{Webhooks: true}, &env)
 }
 
-var (
-	managerOnce sync.Once
-	managerErr  error
-)
+// webhookManager serves this package's webhooks where envtest pointed the installed
+// webhook configurations.
+var webhookManager envtest.SharedManager
 
-// startWebhooks starts the package's one manager, serving this package's webhooks
-// where envtest pointed the installed webhook configurations, and returns once the
-// apiserver really calls them. Tests that go through the apiserver call it first;
-// the unit tests of this package never need it. RunMain offers no hook between
-// starting the apiserver and running the tests, hence the lazy start. The manager
-// runs until the test binary exits.
+// startWebhooks starts webhookManager, once, and returns when the apiserver really
+// calls the webhooks (webhooksAnswer). Tests that go through the apiserver call it
+// first; the tests that call the webhook methods directly never need it.
 func startWebhooks(t *testing.T) {
 	t.Helper()
-	managerOnce.Do(func() { managerErr = runManager() })
-	if managerErr != nil {
-		t.Fatalf("starting the webhook manager: %v", managerErr)
-	}
-}
-
-func runManager() error {
-	ctrl.SetLogger(logr.Discard())
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:                 env.Scheme,
-		WebhookServer:          env.WebhookServer(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-	})
-	if err != nil {
-		return fmt.Errorf("creating manager: %w", err)
-	}
-	if err := SetupWebhooks(mgr); err != nil {
-		return fmt.Errorf("registering webhooks: %w", err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(context.Background()) }()
-
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	ready := func() error {
-		if err := mgr.GetWebhookServer().StartedChecker()(&http.Request{}); err != nil {
-			return err
-		}
-		return webhooksAnswer(ctx)
-	}
-	for {
-		err := ready()
-		if err == nil {
-			return nil
-		}
-		select {
-		case startErr := <-done:
-			return fmt.Errorf("manager stopped: %w", startErr)
-		case <-ctx.Done():
-			return fmt.Errorf("webhooks not answering: %w", err)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
+	webhookManager.Start(t, env, envtest.ManagerOptions{Webhooks: true, Ready: webhooksAnswer},
+		func(_ context.Context, mgr ctrl.Manager) error { return SetupWebhooks(mgr) })
 }
 
 // webhooksAnswer dry-runs the creation of a config that both webhooks act on: the

@@ -5,15 +5,12 @@ import (
 	"strings"
 	"testing"
 
-	admissionv1 "k8s.io/api/admission/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+	"github.com/capk3s/capk3s/internal/webhooks/webhooktest"
 )
 
 func equalSpecs(a, b bootstrapv1.KThreesConfigSpec) bool {
@@ -62,15 +59,6 @@ func TestTemplateValidateUpdate(t *testing.T) {
 			Spec: bootstrapv1.KThreesConfigSpec{Version: "1.31.4+k3s1"},
 		}},
 	}
-	request := func(dryRun bool) context.Context {
-		return admission.NewContextWithRequest(context.Background(), admission.Request{
-			AdmissionRequest: admissionv1.AdmissionRequest{Operation: admissionv1.Update, DryRun: ptr.To(dryRun)},
-		})
-	}
-	withDryRunAnnotation := func(t *bootstrapv1.KThreesConfigTemplate) {
-		t.Annotations = map[string]string{clusterv1.TopologyDryRunAnnotation: ""}
-	}
-
 	tests := []struct {
 		name    string
 		dryRun  bool
@@ -92,15 +80,15 @@ func TestTemplateValidateUpdate(t *testing.T) {
 			t.Spec.Template.Spec.Version = "v1.32.0+k3s1"
 		}, wantErr: immutableTemplateMessage},
 		{name: "annotation without dry run", modify: func(t *bootstrapv1.KThreesConfigTemplate) {
-			withDryRunAnnotation(t)
+			webhooktest.SetTopologyDryRun(t)
 			t.Spec.Template.Spec.Version = "v1.32.0+k3s1"
 		}, wantErr: immutableTemplateMessage},
 		{name: "topology dry run", dryRun: true, modify: func(t *bootstrapv1.KThreesConfigTemplate) {
-			withDryRunAnnotation(t)
+			webhooktest.SetTopologyDryRun(t)
 			t.Spec.Template.Spec.Version = "v1.32.0+k3s1"
 		}},
 		{name: "topology dry run still validates", dryRun: true, modify: func(t *bootstrapv1.KThreesConfigTemplate) {
-			withDryRunAnnotation(t)
+			webhooktest.SetTopologyDryRun(t)
 			t.Spec.Template.Spec.ServerConfig.AdvertisePort = "0"
 		}, wantErr: "spec.template.spec.serverConfig.advertisePort"},
 	}
@@ -108,17 +96,12 @@ func TestTemplateValidateUpdate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			newT := oldT.DeepCopy()
 			tt.modify(newT)
-			ctx := request(tt.dryRun)
+			ctx := webhooktest.UpdateRequest(tt.dryRun)
 			if err := w.Default(ctx, newT); err != nil {
 				t.Fatal(err)
 			}
 			_, err := w.ValidateUpdate(ctx, oldT.DeepCopy(), newT)
-			switch {
-			case tt.wantErr == "" && err != nil:
-				t.Errorf("rejected: %v", err)
-			case tt.wantErr != "" && (!apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tt.wantErr)):
-				t.Errorf("got %v, want an Invalid error containing %q", err, tt.wantErr)
-			}
+			webhooktest.CheckInvalid(t, err, tt.wantErr)
 		})
 	}
 }

@@ -2,11 +2,9 @@ package controlplane
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -17,6 +15,7 @@ import (
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/webhooks/webhooktest"
 )
 
 // These tests go through a real kube-apiserver with the generated webhook
@@ -122,7 +121,7 @@ func TestControlPlaneRejectsInvalidSpec(t *testing.T) {
 			tt.modify(&cp.Spec)
 			err := env.Client.Create(context.Background(), cp)
 			checkRejected(t, err, tt, controlPlaneWebhook)
-			checkNotStored(t, &controlplanev1.KThreesControlPlane{}, ns, cp.Name)
+			webhooktest.CheckNotStored(t, env.Client, &controlplanev1.KThreesControlPlane{}, ns, cp.Name)
 		})
 	}
 }
@@ -258,7 +257,7 @@ func TestOldShapeManifest(t *testing.T) {
 	err := env.Client.Create(ctx, manifest("elsewhere", elsewhere))
 	checkRejected(t, err, badInput{path: "spec.machineTemplate.infrastructureRef.namespace",
 		message: `Invalid value: "infra": must be empty or "` + ns + `"`}, controlPlaneWebhook)
-	checkNotStored(t, &controlplanev1.KThreesControlPlane{}, ns, "elsewhere")
+	webhooktest.CheckNotStored(t, env.Client, &controlplanev1.KThreesControlPlane{}, ns, "elsewhere")
 }
 
 // TestControlPlaneUpdates: version moves, scaling and immutable settings, each
@@ -387,7 +386,7 @@ func TestTemplateRejectsInvalidSpec(t *testing.T) {
 			tt.modify(&tmpl.Spec.Template.Spec)
 			err := env.Client.Create(context.Background(), tmpl)
 			checkRejected(t, err, tt.badInput, templateWebhook)
-			checkNotStored(t, &controlplanev1.KThreesControlPlaneTemplate{}, ns, "template")
+			webhooktest.CheckNotStored(t, env.Client, &controlplanev1.KThreesControlPlaneTemplate{}, ns, "template")
 		})
 	}
 }
@@ -441,7 +440,7 @@ func TestTemplateSpecImmutable(t *testing.T) {
 	// Cluster API's topology controller dry-runs with its annotation to compute
 	// diffs; that must pass, and store nothing.
 	topologyDryRun := changed.DeepCopy()
-	topologyDryRun.Annotations = map[string]string{clusterv1.TopologyDryRunAnnotation: ""}
+	webhooktest.SetTopologyDryRun(topologyDryRun)
 	if err := env.Client.Update(ctx, topologyDryRun, client.DryRunAll); err != nil {
 		t.Errorf("topology dry run rejected: %v", err)
 	}
@@ -465,33 +464,8 @@ func TestTemplateSpecImmutable(t *testing.T) {
 	}
 }
 
-// checkRejected requires an Invalid error naming the field and explaining the
-// problem; when a webhook (not the schema) is expected to reject, the error must also
-// come from the named webhook.
+// checkRejected applies webhooktest.CheckRejected to tt.
 func checkRejected(t *testing.T, err error, tt badInput, webhook string) {
 	t.Helper()
-	if err == nil {
-		t.Fatalf("accepted, want rejection at %s", tt.path)
-	}
-	if !apierrors.IsInvalid(err) {
-		t.Errorf("error is not Invalid: %v", err)
-	}
-	msg := err.Error()
-	if !strings.Contains(msg, tt.path) {
-		t.Errorf("error does not name %s: %v", tt.path, msg)
-	}
-	if !strings.Contains(msg, tt.message) {
-		t.Errorf("error does not explain %q: %v", tt.message, msg)
-	}
-	if fromWebhook := strings.Contains(msg, webhook); fromWebhook == tt.bySchema {
-		t.Errorf("rejected by the webhook: %v, want %v: %v", fromWebhook, !tt.bySchema, msg)
-	}
-}
-
-func checkNotStored(t *testing.T, obj client.Object, namespace, name string) {
-	t.Helper()
-	err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: name}, obj)
-	if !apierrors.IsNotFound(err) {
-		t.Errorf("rejected object was stored (get: %v)", err)
-	}
+	webhooktest.CheckRejected(t, err, webhooktest.Rejection{Path: tt.path, Message: tt.message, Webhook: webhook, BySchema: tt.bySchema})
 }

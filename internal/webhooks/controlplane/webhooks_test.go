@@ -9,7 +9,6 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -19,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/webhooks/webhooktest"
 )
 
 // These tests call the webhook methods directly, for the update logic that the
@@ -78,7 +78,7 @@ func TestControlPlaneValidateUpdate(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err := w.ValidateUpdate(ctx, oldCP, newCP)
-			checkInvalid(t, err, tt.want)
+			webhooktest.CheckInvalid(t, err, tt.want)
 		})
 	}
 }
@@ -108,7 +108,7 @@ func TestControlPlaneValidateUpdateLegacy(t *testing.T) {
 
 	newCP.Spec.Version = "v1.31.5+k3s1"
 	_, err := w.ValidateUpdate(ctx, legacy, newCP)
-	checkInvalid(t, err, "spec.replicas: Invalid value: 2")
+	webhooktest.CheckInvalid(t, err, "spec.replicas: Invalid value: 2")
 
 	newCP.Spec.Replicas = ptr.To[int32](3)
 	if _, err := w.ValidateUpdate(ctx, legacy, newCP); err != nil {
@@ -124,15 +124,6 @@ func TestTemplateValidateUpdate(t *testing.T) {
 	}
 	// Stored before the webhook: the config version without its "v".
 	oldT.Spec.Template.Spec.KThreesConfigSpec.Version = "1.31.4+k3s1"
-	request := func(dryRun bool) context.Context {
-		return admission.NewContextWithRequest(context.Background(), admission.Request{
-			AdmissionRequest: admissionv1.AdmissionRequest{Operation: admissionv1.Update, DryRun: ptr.To(dryRun)},
-		})
-	}
-	withDryRunAnnotation := func(t *controlplanev1.KThreesControlPlaneTemplate) {
-		t.Annotations = map[string]string{clusterv1.TopologyDryRunAnnotation: ""}
-	}
-
 	tests := []struct {
 		name   string
 		dryRun bool
@@ -154,15 +145,15 @@ func TestTemplateValidateUpdate(t *testing.T) {
 			t.Spec.Template.Spec.KThreesConfigSpec.PreK3sCommands = []string{"echo"}
 		}, want: immutableTemplateMessage + " (changed: kthreesConfigSpec)"},
 		{name: "annotation without dry run", modify: func(t *controlplanev1.KThreesControlPlaneTemplate) {
-			withDryRunAnnotation(t)
+			webhooktest.SetTopologyDryRun(t)
 			t.Spec.Template.Spec.RemediationStrategy = nil
 		}, want: immutableTemplateMessage},
 		{name: "topology dry run", dryRun: true, modify: func(t *controlplanev1.KThreesControlPlaneTemplate) {
-			withDryRunAnnotation(t)
+			webhooktest.SetTopologyDryRun(t)
 			t.Spec.Template.Spec.RemediationStrategy = nil
 		}},
 		{name: "topology dry run still validates", dryRun: true, modify: func(t *controlplanev1.KThreesControlPlaneTemplate) {
-			withDryRunAnnotation(t)
+			webhooktest.SetTopologyDryRun(t)
 			t.Spec.Template.Spec.KThreesConfigSpec.ServerConfig.AdvertisePort = "0"
 		}, want: "spec.template.spec.kthreesConfigSpec.serverConfig.advertisePort"},
 	}
@@ -170,12 +161,12 @@ func TestTemplateValidateUpdate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			newT := oldT.DeepCopy()
 			tt.modify(newT)
-			ctx := request(tt.dryRun)
+			ctx := webhooktest.UpdateRequest(tt.dryRun)
 			if err := w.Default(ctx, newT); err != nil {
 				t.Fatal(err)
 			}
 			_, err := w.ValidateUpdate(ctx, oldT.DeepCopy(), newT)
-			checkInvalid(t, err, tt.want)
+			webhooktest.CheckInvalid(t, err, tt.want)
 		})
 	}
 }
@@ -229,17 +220,6 @@ func TestScaleValidator(t *testing.T) {
 				t.Errorf("got allowed=%v %+v, want denied with %q", resp.Allowed, resp.Result, tt.wantDenied)
 			}
 		})
-	}
-}
-
-// checkInvalid requires no error for an empty want, else an Invalid error containing want.
-func checkInvalid(t *testing.T, err error, want string) {
-	t.Helper()
-	switch {
-	case want == "" && err != nil:
-		t.Errorf("rejected: %v", err)
-	case want != "" && (!apierrors.IsInvalid(err) || !strings.Contains(err.Error(), want)):
-		t.Errorf("got %v, want an Invalid error containing %q", err, want)
 	}
 }
 

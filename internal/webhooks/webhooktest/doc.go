@@ -1,0 +1,5 @@
+// Package webhooktest holds the test helpers that the bootstrap and control-plane
+// webhook tests share: building the admission context that webhook methods called
+// directly expect, and checking rejections, whether they come from a webhook method
+// or from a real apiserver.
+package webhooktest
