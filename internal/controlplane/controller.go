@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -143,7 +144,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	// patch writes it before any server exists.
 	controllerutil.AddFinalizer(kcp, controlplanev1.KThreesControlPlaneFinalizer)
 
-	return ctrl.Result{}, r.reconcile(ctx, cluster, kcp, &seen)
+	return ctrl.Result{RequeueAfter: untilRolloutAfter(kcp, time.Now())}, r.reconcile(ctx, cluster, kcp, &seen)
 }
 
 // ownedConditions are the conditions this controller sets; the patch helper lets
@@ -157,6 +158,7 @@ var ownedConditions = []string{
 	controlplanev1.ScalingUpCondition,
 	controlplanev1.ScalingDownCondition,
 	controlplanev1.DeletingCondition,
+	controlplanev1.RollingOutCondition,
 }
 
 // reconcile runs the steps in order; each returns early when its work is not done,
@@ -183,36 +185,13 @@ func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, 
 		return err
 	}
 	seen.machines = machines
-	if err := r.propagate(ctx, cluster, kcp, machines); err != nil {
+	if seen.objects, err = r.propagate(ctx, cluster, kcp, machines); err != nil {
 		return err
 	}
 	if seen.nodes, err = r.observeNodes(ctx, cluster, kcp, machines); err != nil {
 		return err
 	}
 	return r.reconcileReplicas(ctx, cluster, kcp, tokenAvailable, seen)
-}
-
-// reconcileReplicas takes one step toward spec.replicas.
-func (r *Reconciler) reconcileReplicas(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, tokenAvailable bool, seen *observed) error {
-	want, have := desiredReplicas(kcp), int32(seen.machines.Len())
-	if want == have {
-		return nil
-	}
-	if want > have && !tokenAvailable {
-		seen.blocked = "the join token is not available (see TokenAvailable)"
-		return nil
-	}
-	if have == 0 {
-		// The first server initializes the cluster; nothing to check before it.
-		return r.scaleUp(ctx, cluster, kcp, seen.machines)
-	}
-	if seen.blocked = preflight(seen.machines, seen.nodes, isTrue(kcp.Status.Initialization.ControlPlaneInitialized)); seen.blocked != "" {
-		return nil
-	}
-	if want > have {
-		return r.scaleUp(ctx, cluster, kcp, seen.machines)
-	}
-	return r.scaleDown(ctx, cluster, kcp, seen.machines)
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }

@@ -20,9 +20,21 @@ import (
 // propagate brings the metadata of existing servers in line with the machine template
 // (and the Machines' deletion timeouts), without a rollout. Only what differs is
 // patched, so an idle control plane writes nothing.
-func (r *Reconciler) propagate(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, machines collections.Machines) error {
+// It returns each server's bootstrap config and infrastructure machine as read, for
+// the up-to-date decision.
+func (r *Reconciler) propagate(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, machines collections.Machines) (map[string]serverObjects, error) {
 	wantLabels, wantAnnotations := desiredLabels(kcp, cluster), desiredAnnotations(kcp)
+	objects := make(map[string]serverObjects, machines.Len())
 	for _, m := range machines {
+		var objs serverObjects
+		var err error
+		if objs.config, err = r.serverConfig(ctx, m); err != nil {
+			return nil, err
+		}
+		if objs.infra, err = r.serverInfra(ctx, m); err != nil {
+			return nil, err
+		}
+		objects[m.Name] = objs
 		if !m.DeletionTimestamp.IsZero() {
 			continue
 		}
@@ -30,43 +42,53 @@ func (r *Reconciler) propagate(ctx context.Context, cluster *clusterv1.Cluster, 
 		mergeMetadata(m, wantLabels, wantAnnotations)
 		m.Spec.Deletion = desiredDeletion(kcp)
 		if err := r.patchIfChanged(ctx, before, m); err != nil {
-			return err
+			return nil, err
 		}
-		if err := r.propagateToConfig(ctx, m, wantLabels, wantAnnotations); err != nil {
-			return err
+		if objs.config != nil {
+			before := objs.config.DeepCopy()
+			mergeMetadata(objs.config, wantLabels, wantAnnotations)
+			if err := r.patchIfChanged(ctx, before, objs.config); err != nil {
+				return nil, err
+			}
 		}
-		if err := r.propagateToInfra(ctx, m, wantLabels, wantAnnotations); err != nil {
-			return err
+		if objs.infra != nil {
+			before := objs.infra.DeepCopy()
+			mergeMetadata(objs.infra, wantLabels, wantAnnotations)
+			if err := r.patchIfChanged(ctx, before, objs.infra); err != nil {
+				return nil, err
+			}
 		}
 	}
-	return nil
+	return objects, nil
 }
 
-func (r *Reconciler) propagateToConfig(ctx context.Context, m *clusterv1.Machine, labels, annotations map[string]string) error {
+// serverConfig is the server's KThreesConfig, or nil when it has none (adopted
+// machines may use another bootstrap provider's config) or it is gone.
+func (r *Reconciler) serverConfig(ctx context.Context, m *clusterv1.Machine) (*bootstrapv1.KThreesConfig, error) {
 	ref := m.Spec.Bootstrap.ConfigRef
 	if ref.Kind != "KThreesConfig" || ref.APIGroup != bootstrapv1.GroupVersion.Group {
-		return nil
+		return nil, nil
 	}
 	config := &bootstrapv1.KThreesConfig{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: ref.Name}, config); err != nil {
-		return client.IgnoreNotFound(err)
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading KThreesConfig of %s: %w", m.Name, err)
 	}
-	before := config.DeepCopy()
-	mergeMetadata(config, labels, annotations)
-	return r.patchIfChanged(ctx, before, config)
+	return config, nil
 }
 
-func (r *Reconciler) propagateToInfra(ctx context.Context, m *clusterv1.Machine, labels, annotations map[string]string) error {
+// serverInfra is the server's infrastructure machine, or nil when it is gone.
+func (r *Reconciler) serverInfra(ctx context.Context, m *clusterv1.Machine) (*unstructured.Unstructured, error) {
 	infra, err := external.GetObjectFromContractVersionedRef(ctx, r.Client, m.Spec.InfrastructureRef, m.Namespace)
 	if err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil
+			return nil, nil
 		}
-		return fmt.Errorf("reading infrastructure machine of %s: %w", m.Name, err)
+		return nil, fmt.Errorf("reading infrastructure machine of %s: %w", m.Name, err)
 	}
-	before := infra.DeepCopy()
-	mergeMetadata(infra, labels, annotations)
-	return r.patchIfChanged(ctx, before, infra)
+	return infra, nil
 }
 
 // mergeMetadata adds or updates the wanted labels and annotations, leaving others

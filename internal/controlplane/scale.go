@@ -85,8 +85,8 @@ func (r *Reconciler) deleteQuietly(ctx context.Context, obj client.Object) error
 // scaleDown deletes one server, chosen as KCP does: one marked with CAPI's delete
 // annotation first, then an outdated one, then from the failure domain with the most
 // servers, the oldest there.
-func (r *Reconciler) scaleDown(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, machines collections.Machines) error {
-	victim := selectMachineForScaleDown(ctx, cluster, kcp, machines)
+func (r *Reconciler) scaleDown(ctx context.Context, cluster *clusterv1.Cluster, machines, outdated collections.Machines) error {
+	victim := selectMachineForScaleDown(ctx, cluster, machines, outdated)
 	if victim == nil {
 		return nil
 	}
@@ -97,11 +97,11 @@ func (r *Reconciler) scaleDown(ctx context.Context, cluster *clusterv1.Cluster, 
 	return nil
 }
 
-func selectMachineForScaleDown(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, machines collections.Machines) *clusterv1.Machine {
+func selectMachineForScaleDown(ctx context.Context, cluster *clusterv1.Cluster, machines, outdated collections.Machines) *clusterv1.Machine {
 	candidates := machines
 	if marked := machines.Filter(collections.HasAnnotationKey(clusterv1.DeleteMachineAnnotation)); marked.Len() > 0 {
 		candidates = marked
-	} else if outdated := machines.Filter(func(m *clusterv1.Machine) bool { return !isUpToDate(m, kcp) }); outdated.Len() > 0 {
+	} else if outdated.Len() > 0 {
 		candidates = outdated
 	}
 	fd := failuredomains.PickMost(ctx, controlPlaneFailureDomains(cluster), machines, candidates)

@@ -20,6 +20,8 @@ import (
 // so nothing in status outlives the fact it reports.
 type observed struct {
 	machines collections.Machines
+	// objects are each server's bootstrap config and infrastructure machine.
+	objects map[string]serverObjects
 	// nodes is nil when the workload cluster could not be reached.
 	nodes workload.Nodes
 	// blocked says why a needed scale operation waits ("" when it does not).
@@ -28,6 +30,13 @@ type observed struct {
 
 func desiredReplicas(kcp *controlplanev1.KThreesControlPlane) int32 {
 	return ptr.Deref(kcp.Spec.Replicas, 1)
+}
+
+// outdated are the servers (not being deleted) that need replacing.
+func (o observed) outdated(kcp *controlplanev1.KThreesControlPlane, now time.Time) collections.Machines {
+	return o.machines.Filter(collections.Not(collections.HasDeletionTimestamp), func(m *clusterv1.Machine) bool {
+		return upToDateReason(m, o.objects[m.Name], kcp, now) != ""
+	})
 }
 
 // setStatus writes the contract's counters and the machine conditions.
@@ -51,7 +60,7 @@ func setStatus(cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPla
 		} else {
 			notReady = append(notReady, m.Name)
 		}
-		if reason := upToDateReason(m, kcp, now); reason == "" {
+		if reason := upToDateReason(m, o.objects[m.Name], kcp, now); reason == "" {
 			upToDate++
 		} else {
 			outdated = append(outdated, m.Name+" ("+reason+")")
@@ -68,6 +77,8 @@ func setStatus(cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPla
 	setBool(kcp, controlplanev1.MachinesUpToDateCondition, len(outdated) == 0,
 		controlplanev1.UpToDateReason, controlplanev1.NotUpToDateReason, "Machine needs a rollout: "+list(outdated))
 	setScaling(kcp, o)
+	setTrueWhen(kcp, controlplanev1.RollingOutCondition, len(outdated) > 0, controlplanev1.RollingOutReason,
+		controlplanev1.NotRollingOutReason, "Rolling out: "+list(outdated))
 	initialized := ptr.Deref(kcp.Status.Initialization.ControlPlaneInitialized, false)
 	tokenOK := conditions.IsTrue(kcp, controlplanev1.TokenAvailableCondition)
 	var why []string

@@ -3,22 +3,45 @@ package controlplane
 import (
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
+	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 	"github.com/capk3s/capk3s/internal/k3s"
 )
 
-// upToDateReason says why a server needs replacing, or "" when it does not. Versions
-// compare by value ("1.31.4+k3s1" equals "v1.31.4+k3s1"), never as strings.
-func upToDateReason(m *clusterv1.Machine, kcp *controlplanev1.KThreesControlPlane, now time.Time) string {
+// serverObjects are a server's bootstrap config and infrastructure machine, as read
+// this pass; either may be nil when it could not be read (then it is not compared).
+type serverObjects struct {
+	config *bootstrapv1.KThreesConfig
+	infra  *unstructured.Unstructured
+}
+
+// upToDateReason says why a server needs replacing, or "" when it does not. It
+// compares the server with what desiredstate.go would create today: the version (by
+// value: "1.31.4+k3s1" equals "v1.31.4+k3s1"), the KThreesConfig spec, the
+// infrastructure template it was cloned from, and rolloutAfter. Labels, annotations
+// and deletion timeouts are propagated in place and never cause a rollout.
+func upToDateReason(m *clusterv1.Machine, objs serverObjects, kcp *controlplanev1.KThreesControlPlane, now time.Time) string {
 	want, err := k3s.ParseVersion(kcp.Spec.Version)
 	if err != nil {
 		return "the control plane's version is not a k3s version"
 	}
 	got, err := k3s.ParseVersion(m.Spec.Version)
-	if err != nil || !got.Equals(want) {
+	// Semantic versioning ignores build metadata, but "+k3s2" is a different k3s
+	// release than "+k3s1": compare the parsed versions including it.
+	if err != nil || got.String() != want.String() {
 		return "version " + m.Spec.Version + ", want " + k3s.NormalizeVersion(kcp.Spec.Version)
+	}
+	if objs.config != nil && !equality.Semantic.DeepEqual(normalizedConfigSpec(objs.config.Spec), normalizedConfigSpec(kcp.Spec.KThreesConfigSpec)) {
+		return "kthreesConfigSpec changed"
+	}
+	if objs.infra != nil {
+		if reason := infraTemplateChanged(objs.infra, kcp); reason != "" {
+			return reason
+		}
 	}
 	if ra := kcp.Spec.RolloutAfter; ra != nil && ra.Time.Before(now) && m.CreationTimestamp.Time.Before(ra.Time) {
 		return "created before rolloutAfter " + ra.UTC().Format(time.RFC3339)
@@ -26,6 +49,29 @@ func upToDateReason(m *clusterv1.Machine, kcp *controlplanev1.KThreesControlPlan
 	return ""
 }
 
-func isUpToDate(m *clusterv1.Machine, kcp *controlplanev1.KThreesControlPlane) bool {
-	return upToDateReason(m, kcp, time.Now()) == ""
+// normalizedConfigSpec drops what desiredKThreesConfig leaves to the Machine (the
+// version). equality.Semantic already treats empty and nil lists alike, so a round
+// trip through the apiserver does not count as a change.
+func normalizedConfigSpec(spec bootstrapv1.KThreesConfigSpec) bootstrapv1.KThreesConfigSpec {
+	out := *spec.DeepCopy()
+	out.Version = ""
+	return out
+}
+
+// infraTemplateChanged compares the template an infrastructure machine was cloned
+// from (CAPI's cloned-from annotations) with the one the control plane names now. A
+// machine without the annotations (adopted from other software) is not judged by it.
+func infraTemplateChanged(infra *unstructured.Unstructured, kcp *controlplanev1.KThreesControlPlane) string {
+	annotations := infra.GetAnnotations()
+	name, hasName := annotations[clusterv1.TemplateClonedFromNameAnnotation]
+	groupKind, hasGroupKind := annotations[clusterv1.TemplateClonedFromGroupKindAnnotation]
+	if !hasName || !hasGroupKind {
+		return ""
+	}
+	ref := kcp.Spec.MachineTemplate.Spec.InfrastructureRef
+	wantGroupKind := ref.Kind + "." + ref.APIGroup
+	if name != ref.Name || groupKind != wantGroupKind {
+		return "infrastructure template " + groupKind + "/" + name + ", want " + wantGroupKind + "/" + ref.Name
+	}
+	return ""
 }

@@ -2,8 +2,8 @@ package manager
 
 import (
 	"fmt"
+	"sigs.k8s.io/cluster-api/core/setup"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/cluster-api/util/flags"
@@ -64,16 +64,10 @@ func (o *Options) cacheOptions() cache.Options {
 	return opts
 }
 
-// clientOptions follows the CAPI convention of reading Secrets and ConfigMaps
-// live: caching them would keep every Secret of the management cluster in
-// memory and require cluster-wide list/watch on them.
+// clientOptions are CAPI's own manager client options: Secrets and ConfigMaps are
+// read live (caching them would keep every Secret of the management cluster in memory
+// and need cluster-wide list/watch), and unstructured objects (infrastructure
+// machines) come from the cache like typed ones, so reading them every pass is cheap.
 func clientOptions() client.Options {
-	return client.Options{
-		Cache: &client.CacheOptions{
-			DisableFor: []client.Object{
-				&corev1.ConfigMap{},
-				&corev1.Secret{},
-			},
-		},
-	}
+	return setup.ManagerClientOptions()
 }

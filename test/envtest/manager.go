@@ -5,14 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	capisetup "sigs.k8s.io/cluster-api/core/setup"
 	"sync"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
@@ -64,10 +63,8 @@ func (e *Environment) RunManager(opts ManagerOptions, setup func(ctx context.Con
 		Scheme:                 e.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
-		Client: client.Options{Cache: &client.CacheOptions{
-			DisableFor: []client.Object{&corev1.ConfigMap{}, &corev1.Secret{}},
-		}},
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+		Client:                 capisetup.ManagerClientOptions(),
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
 	}
 	if opts.Webhooks {
 		if len(e.env.WebhookInstallOptions.Paths) == 0 {

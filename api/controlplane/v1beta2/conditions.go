@@ -33,6 +33,9 @@ const (
 	// DeletingCondition is True while the control plane is being deleted.
 	DeletingCondition = "Deleting"
 
+	// RollingOutCondition is True while some servers need replacing; its message says why.
+	RollingOutCondition = "RollingOut"
+
 	// TokenAvailableReason: the token Secret exists and is owned by this control plane.
 	TokenAvailableReason = "Available"
 
@@ -60,4 +63,6 @@ const (
 	DeletingReason                  = "Deleting"
 	NotDeletingReason               = "NotDeleting"
 	WaitingForWorkersDeletionReason = "WaitingForWorkersDeletion"
+	RollingOutReason                = "RollingOut"
+	NotRollingOutReason             = "NotRollingOut"
 )

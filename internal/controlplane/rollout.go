@@ -1,0 +1,84 @@
+package controlplane
+
+import (
+	"context"
+	"time"
+
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/collections"
+
+	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+)
+
+// reconcileReplicas takes one step toward spec.replicas servers that are all up to
+// date. A rollout is scaling with a preference: with maxSurge 1 a new server comes
+// first and an outdated one goes next; with maxSurge 0 an outdated one goes first. The
+// scale-down choice always prefers outdated servers, so either way each outdated
+// server is replaced one at a time, behind the same preflight checks as scaling.
+func (r *Reconciler) reconcileReplicas(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, tokenAvailable bool, seen *observed) error {
+	outdated := seen.outdated(kcp, time.Now())
+	var step scaleStep
+	step, seen.blocked = nextStep(kcp, *seen, outdated, tokenAvailable)
+	switch step {
+	case stepScaleUp:
+		return r.scaleUp(ctx, cluster, kcp, seen.machines)
+	case stepScaleDown:
+		return r.scaleDown(ctx, cluster, seen.machines, outdated)
+	}
+	return nil
+}
+
+// scaleStep is the one operation a pass may take on the servers.
+type scaleStep int
+
+const (
+	stepNone scaleStep = iota
+	stepScaleUp
+	stepScaleDown
+)
+
+// nextStep decides the pass's operation from what it observed, and why it waits when
+// one is needed but not allowed yet. It is pure, so the decision table is tested alone.
+func nextStep(kcp *controlplanev1.KThreesControlPlane, seen observed, outdated collections.Machines, tokenAvailable bool) (scaleStep, string) {
+	want, have := desiredReplicas(kcp), int32(seen.machines.Len())
+	rollout := want == have && outdated.Len() > 0
+	if want == have && !rollout {
+		return stepNone, ""
+	}
+	grow := want > have || (rollout && maxSurge(kcp) > 0)
+	if grow && !tokenAvailable {
+		return stepNone, "the join token is not available (see TokenAvailable)"
+	}
+	if have == 0 {
+		// The first server initializes the cluster; nothing to check before it.
+		return stepScaleUp, ""
+	}
+	if rollout && !grow && want < 3 {
+		return stepNone, "maxSurge 0 removes a server before creating its replacement; with fewer than 3 servers that loses etcd quorum"
+	}
+	if blocked := preflight(seen.machines, seen.nodes, isTrue(kcp.Status.Initialization.ControlPlaneInitialized)); blocked != "" {
+		return stepNone, blocked
+	}
+	if grow {
+		return stepScaleUp, ""
+	}
+	return stepScaleDown, ""
+}
+
+// maxSurge is spec.rolloutStrategy.rollingUpdate.maxSurge: 1 unless set to 0.
+func maxSurge(kcp *controlplanev1.KThreesControlPlane) int {
+	rs := kcp.Spec.RolloutStrategy
+	if rs == nil || rs.RollingUpdate == nil || rs.RollingUpdate.MaxSurge == nil {
+		return 1
+	}
+	return rs.RollingUpdate.MaxSurge.IntValue()
+}
+
+// untilRolloutAfter is how long until rolloutAfter makes servers outdated: a real
+// time-based event, so the one place this controller requeues after a delay.
+func untilRolloutAfter(kcp *controlplanev1.KThreesControlPlane, now time.Time) time.Duration {
+	if ra := kcp.Spec.RolloutAfter; ra != nil && ra.Time.After(now) {
+		return ra.Time.Sub(now)
+	}
+	return 0
+}

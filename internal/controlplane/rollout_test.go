@@ -1,0 +1,200 @@
+package controlplane
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/collections"
+
+	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/workload"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func decisionKCP(replicas int32, surge *int) *controlplanev1.KThreesControlPlane {
+	kcp := &controlplanev1.KThreesControlPlane{
+		ObjectMeta: metav1.ObjectMeta{Name: "cp"},
+		Spec: controlplanev1.KThreesControlPlaneSpec{
+			Replicas: ptr.To(replicas),
+			Version:  "v1.31.4+k3s1",
+			MachineTemplate: controlplanev1.KThreesControlPlaneMachineTemplate{Spec: controlplanev1.KThreesControlPlaneMachineTemplateSpec{
+				InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: "infrastructure.cluster.x-k8s.io", Kind: "DockerMachineTemplate", Name: "v2"},
+			}},
+			KThreesConfigSpec: bootstrapv1.KThreesConfigSpec{ServerConfig: bootstrapv1.KThreesServerConfig{DisableComponents: []string{"traefik"}}},
+		},
+		Status: controlplanev1.KThreesControlPlaneStatus{Initialization: controlplanev1.KThreesControlPlaneInitializationStatus{ControlPlaneInitialized: ptr.To(true)}},
+	}
+	if surge != nil {
+		kcp.Spec.RolloutStrategy = &controlplanev1.RolloutStrategy{RollingUpdate: &controlplanev1.RollingUpdate{MaxSurge: ptr.To(intstr.FromInt(*surge))}}
+	}
+	return kcp
+}
+
+type machineOpt func(*clusterv1.Machine)
+
+func decisionMachine(name string, age time.Duration, opts ...machineOpt) *clusterv1.Machine {
+	m := &clusterv1.Machine{
+		ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(t0.Add(-age))},
+		Spec:       clusterv1.MachineSpec{Version: "1.31.4+k3s1"},
+	}
+	for _, o := range opts {
+		o(m)
+	}
+	return m
+}
+
+func withVersion(v string) machineOpt { return func(m *clusterv1.Machine) { m.Spec.Version = v } }
+func inFD(fd string) machineOpt       { return func(m *clusterv1.Machine) { m.Spec.FailureDomain = fd } }
+func markedForDeletion() machineOpt {
+	return func(m *clusterv1.Machine) {
+		m.Annotations = map[string]string{clusterv1.DeleteMachineAnnotation: ""}
+	}
+}
+func beingDeleted() machineOpt {
+	return func(m *clusterv1.Machine) { m.DeletionTimestamp = ptr.To(metav1.NewTime(t0)) }
+}
+
+func infraClonedFrom(groupKind, name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAnnotations(map[string]string{
+		clusterv1.TemplateClonedFromGroupKindAnnotation: groupKind,
+		clusterv1.TemplateClonedFromNameAnnotation:      name,
+	})
+	return u
+}
+
+func TestUpToDateReason(t *testing.T) {
+	kcp := decisionKCP(3, nil)
+	sameConfig := &bootstrapv1.KThreesConfig{Spec: *kcp.Spec.KThreesConfigSpec.DeepCopy()}
+	sameConfig.Spec.Version = "v1.31.4+k3s1" // set by defaulting on some configs; never compared
+	otherConfig := &bootstrapv1.KThreesConfig{Spec: bootstrapv1.KThreesConfigSpec{ServerConfig: bootstrapv1.KThreesServerConfig{DisableComponents: []string{"servicelb"}}}}
+	withRolloutAfter := decisionKCP(3, nil)
+	withRolloutAfter.Spec.RolloutAfter = ptr.To(metav1.NewTime(t0.Add(-time.Hour)))
+	future := decisionKCP(3, nil)
+	future.Spec.RolloutAfter = ptr.To(metav1.NewTime(t0.Add(time.Hour)))
+
+	cases := []struct {
+		name string
+		kcp  *controlplanev1.KThreesControlPlane
+		m    *clusterv1.Machine
+		objs serverObjects
+		want string // substring of the reason; "" means up to date
+	}{
+		{"same version without the v", kcp, decisionMachine("a", time.Hour), serverObjects{config: sameConfig}, ""},
+		{"older version", kcp, decisionMachine("a", time.Hour, withVersion("v1.30.8+k3s1")), serverObjects{}, "version v1.30.8+k3s1, want v1.31.4+k3s1"},
+		{"another k3s release of the same Kubernetes version", kcp, decisionMachine("a", time.Hour, withVersion("v1.31.4+k3s2")), serverObjects{}, "version v1.31.4+k3s2"},
+		{"config spec changed", kcp, decisionMachine("a", time.Hour), serverObjects{config: otherConfig}, "kthreesConfigSpec changed"},
+		{"cloned from the current template", kcp, decisionMachine("a", time.Hour), serverObjects{infra: infraClonedFrom("DockerMachineTemplate.infrastructure.cluster.x-k8s.io", "v2")}, ""},
+		{"cloned from an older template", kcp, decisionMachine("a", time.Hour), serverObjects{infra: infraClonedFrom("DockerMachineTemplate.infrastructure.cluster.x-k8s.io", "v1")}, "infrastructure template DockerMachineTemplate.infrastructure.cluster.x-k8s.io/v1"},
+		{"adopted, no cloned-from annotations", kcp, decisionMachine("a", time.Hour), serverObjects{infra: &unstructured.Unstructured{}}, ""},
+		{"created before a past rolloutAfter", withRolloutAfter, decisionMachine("a", 2*time.Hour), serverObjects{}, "created before rolloutAfter"},
+		{"created after rolloutAfter", withRolloutAfter, decisionMachine("a", 30*time.Minute), serverObjects{}, ""},
+		{"rolloutAfter still ahead", future, decisionMachine("a", 2*time.Hour), serverObjects{}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := upToDateReason(tc.m, tc.objs, tc.kcp, t0)
+			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+				t.Errorf("upToDateReason = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSelectMachineForScaleDown(t *testing.T) {
+	fds := []clusterv1.FailureDomain{{Name: "a", ControlPlane: ptr.To(true)}, {Name: "b", ControlPlane: ptr.To(true)}}
+	withFDs := &clusterv1.Cluster{Status: clusterv1.ClusterStatus{FailureDomains: fds}}
+	noFDs := &clusterv1.Cluster{}
+
+	cases := []struct {
+		name     string
+		cluster  *clusterv1.Cluster
+		machines []*clusterv1.Machine
+		outdated []string
+		want     string
+	}{
+		{"oldest without failure domains", noFDs,
+			[]*clusterv1.Machine{decisionMachine("new", time.Hour), decisionMachine("old", 3*time.Hour), decisionMachine("mid", 2*time.Hour)}, nil, "old"},
+		{"delete annotation first", noFDs,
+			[]*clusterv1.Machine{decisionMachine("old", 3*time.Hour), decisionMachine("marked", time.Hour, markedForDeletion())}, []string{"old"}, "marked"},
+		{"outdated before up to date", noFDs,
+			[]*clusterv1.Machine{decisionMachine("old", 3*time.Hour), decisionMachine("stale", time.Hour)}, []string{"stale"}, "stale"},
+		{"failure domain with most servers, oldest there", withFDs,
+			[]*clusterv1.Machine{decisionMachine("a1", 5*time.Hour, inFD("a")), decisionMachine("b1", 4*time.Hour, inFD("b")), decisionMachine("b2", 3*time.Hour, inFD("b"))}, nil, "b1"},
+		{"outdated in the crowded failure domain", withFDs,
+			[]*clusterv1.Machine{decisionMachine("a1", 5*time.Hour, inFD("a")), decisionMachine("a2", time.Hour, inFD("a")), decisionMachine("b1", 4*time.Hour, inFD("b"))}, []string{"a2", "b1"}, "a2"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			machines := collections.FromMachines(tc.machines...)
+			outdated := machines.Filter(func(m *clusterv1.Machine) bool {
+				for _, n := range tc.outdated {
+					if m.Name == n {
+						return true
+					}
+				}
+				return false
+			})
+			got := selectMachineForScaleDown(context.Background(), tc.cluster, machines, outdated)
+			if got == nil || got.Name != tc.want {
+				t.Errorf("picked %v, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func readyNodes(names ...string) workload.Nodes {
+	nodes := workload.Nodes{}
+	for _, n := range names {
+		nodes[n] = &corev1.Node{Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+	}
+	return nodes
+}
+
+func TestNextStep(t *testing.T) {
+	zero, one := 0, 1
+	fresh := func(name string) *clusterv1.Machine { return decisionMachine(name, time.Hour) }
+	old := func(name string) *clusterv1.Machine { return decisionMachine(name, time.Hour, withVersion("v1.30.8+k3s1")) }
+	cases := []struct {
+		name        string
+		kcp         *controlplanev1.KThreesControlPlane
+		machines    []*clusterv1.Machine
+		ready       []string
+		token       bool
+		want        scaleStep
+		wantBlocked string
+	}{
+		{"at rest", decisionKCP(3, nil), []*clusterv1.Machine{fresh("a"), fresh("b"), fresh("c")}, []string{"a", "b", "c"}, true, stepNone, ""},
+		{"first server needs no preflight", decisionKCP(1, nil), nil, nil, true, stepScaleUp, ""},
+		{"scale up", decisionKCP(3, nil), []*clusterv1.Machine{fresh("a")}, []string{"a"}, true, stepScaleUp, ""},
+		{"no scale up without the token", decisionKCP(3, nil), []*clusterv1.Machine{fresh("a")}, []string{"a"}, false, stepNone, "join token"},
+		{"wait for the new node", decisionKCP(3, nil), []*clusterv1.Machine{fresh("a"), fresh("b")}, []string{"a"}, true, stepNone, "node of Machine b"},
+		{"wait for a deletion", decisionKCP(1, nil), []*clusterv1.Machine{fresh("a"), decisionMachine("b", time.Hour, beingDeleted())}, []string{"a", "b"}, true, stepNone, "Machine b to be deleted"},
+		{"scale down", decisionKCP(1, nil), []*clusterv1.Machine{fresh("a"), fresh("b"), fresh("c")}, []string{"a", "b", "c"}, true, stepScaleDown, ""},
+		{"rollout, maxSurge 1: new server first", decisionKCP(3, &one), []*clusterv1.Machine{old("a"), fresh("b"), fresh("c")}, []string{"a", "b", "c"}, true, stepScaleUp, ""},
+		{"rollout, default maxSurge is 1", decisionKCP(3, nil), []*clusterv1.Machine{old("a"), fresh("b"), fresh("c")}, []string{"a", "b", "c"}, true, stepScaleUp, ""},
+		{"rollout, maxSurge 1: then the outdated one goes", decisionKCP(3, &one), []*clusterv1.Machine{old("a"), fresh("b"), fresh("c"), fresh("d")}, []string{"a", "b", "c", "d"}, true, stepScaleDown, ""},
+		{"rollout, maxSurge 0: outdated one goes first", decisionKCP(3, &zero), []*clusterv1.Machine{old("a"), fresh("b"), fresh("c")}, []string{"a", "b", "c"}, true, stepScaleDown, ""},
+		{"rollout, maxSurge 0 refused below 3 servers", decisionKCP(1, &zero), []*clusterv1.Machine{old("a")}, []string{"a"}, true, stepNone, "loses etcd quorum"},
+		{"rollout waits for health", decisionKCP(3, nil), []*clusterv1.Machine{old("a"), fresh("b"), fresh("c")}, []string{"a", "b"}, true, stepNone, "node of Machine c"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			seen := observed{machines: collections.FromMachines(tc.machines...), nodes: readyNodes(tc.ready...)}
+			got, blocked := nextStep(tc.kcp, seen, seen.outdated(tc.kcp, t0), tc.token)
+			if got != tc.want || !strings.Contains(blocked, tc.wantBlocked) || (tc.wantBlocked == "") != (blocked == "") {
+				t.Errorf("nextStep = %v, %q; want %v, %q", got, blocked, tc.want, tc.wantBlocked)
+			}
+		})
+	}
+}
