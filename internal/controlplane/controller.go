@@ -144,7 +144,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	// patch writes it before any server exists.
 	controllerutil.AddFinalizer(kcp, controlplanev1.KThreesControlPlaneFinalizer)
 
-	return ctrl.Result{RequeueAfter: untilRolloutAfter(kcp, time.Now())}, r.reconcile(ctx, cluster, kcp, &seen)
+	result, err := r.reconcile(ctx, cluster, kcp, &seen)
+	return soonest(result, untilRolloutAfter(kcp, time.Now())), err
+}
+
+// soonest keeps the earlier of two time-based wake-ups (zero means none).
+func soonest(result ctrl.Result, after time.Duration) ctrl.Result {
+	if after > 0 && (result.RequeueAfter == 0 || after < result.RequeueAfter) {
+		result.RequeueAfter = after
+	}
+	return result
 }
 
 // ownedConditions are the conditions this controller sets; the patch helper lets
@@ -159,39 +168,46 @@ var ownedConditions = []string{
 	controlplanev1.ScalingDownCondition,
 	controlplanev1.DeletingCondition,
 	controlplanev1.RollingOutCondition,
+	remediatingCondition,
 }
 
 // reconcile runs the steps in order; each returns early when its work is not done,
 // and a watch brings the control plane back when what it waits for changes.
-func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, seen *observed) error {
+func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, seen *observed) (ctrl.Result, error) {
 	if !isTrue(cluster.Status.Initialization.InfrastructureProvisioned) {
-		return nil
+		return ctrl.Result{}, nil
 	}
 	if err := r.reconcileCertificates(ctx, cluster, kcp); err != nil {
-		return err
+		return ctrl.Result{}, err
 	}
 	tokenAvailable, err := r.reconcileToken(ctx, cluster, kcp)
 	if err != nil {
-		return err
+		return ctrl.Result{}, err
 	}
 	if !cluster.Spec.ControlPlaneEndpoint.IsValid() {
-		return nil
+		return ctrl.Result{}, nil
 	}
 	if err := r.reconcileKubeconfig(ctx, cluster, kcp); err != nil {
-		return err
+		return ctrl.Result{}, err
 	}
 	machines, err := r.controlPlaneMachines(ctx, cluster, kcp)
 	if err != nil {
-		return err
+		return ctrl.Result{}, err
 	}
 	seen.machines = machines
 	if seen.objects, err = r.propagate(ctx, cluster, kcp, machines); err != nil {
-		return err
+		return ctrl.Result{}, err
 	}
 	if seen.nodes, err = r.observeNodes(ctx, cluster, kcp, machines); err != nil {
-		return err
+		return ctrl.Result{}, err
 	}
-	return r.reconcileReplicas(ctx, cluster, kcp, tokenAvailable, seen)
+	// A remediation that acted (or waits for its retry period) is this pass's one
+	// operation; otherwise scaling goes on, which also creates a remediated server's
+	// replacement.
+	if done, result, err := r.reconcileRemediation(ctx, cluster, kcp, seen); err != nil || done {
+		return result, err
+	}
+	return ctrl.Result{}, r.reconcileReplicas(ctx, cluster, kcp, tokenAvailable, seen)
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }

@@ -56,7 +56,13 @@ func nextStep(kcp *controlplanev1.KThreesControlPlane, seen observed, outdated c
 	if rollout && !grow && want < 3 {
 		return stepNone, "maxSurge 0 removes a server before creating its replacement; with fewer than 3 servers that loses etcd quorum"
 	}
-	if blocked := preflight(seen.machines, seen.nodes, isTrue(kcp.Status.Initialization.ControlPlaneInitialized)); blocked != "" {
+	blocked := preflight(seen.machines, seen.nodes, isTrue(kcp.Status.Initialization.ControlPlaneInitialized))
+	if _, _, remediating := remediationFor(kcp); remediating && grow {
+		// A replacement tolerates other servers marked unhealthy (they wait for it);
+		// the plain preflight would block it behind them forever.
+		blocked = replacementPreflight(seen.machines, seen.nodes)
+	}
+	if blocked != "" {
 		return stepNone, blocked
 	}
 	if grow {
@@ -77,8 +83,8 @@ func maxSurge(kcp *controlplanev1.KThreesControlPlane) int {
 // untilRolloutAfter is how long until rolloutAfter makes servers outdated: a real
 // time-based event, so the one place this controller requeues after a delay.
 func untilRolloutAfter(kcp *controlplanev1.KThreesControlPlane, now time.Time) time.Duration {
-	if ra := kcp.Spec.RolloutAfter; ra != nil && ra.Time.After(now) {
-		return ra.Time.Sub(now)
+	if ra := kcp.Spec.RolloutAfter; ra != nil && ra.After(now) {
+		return ra.Sub(now)
 	}
 	return 0
 }

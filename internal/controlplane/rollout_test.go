@@ -164,7 +164,9 @@ func readyNodes(names ...string) workload.Nodes {
 func TestNextStep(t *testing.T) {
 	zero, one := 0, 1
 	fresh := func(name string) *clusterv1.Machine { return decisionMachine(name, time.Hour) }
-	old := func(name string) *clusterv1.Machine { return decisionMachine(name, time.Hour, withVersion("v1.30.8+k3s1")) }
+	old := func(name string) *clusterv1.Machine {
+		return decisionMachine(name, time.Hour, withVersion("v1.30.8+k3s1"))
+	}
 	cases := []struct {
 		name        string
 		kcp         *controlplanev1.KThreesControlPlane

@@ -37,8 +37,23 @@ func (r *Reconciler) scaleUp(ctx context.Context, cluster *clusterv1.Cluster, kc
 		APIGroup: bootstrapv1.GroupVersion.Group, Kind: "KThreesConfig", Name: name,
 	}
 	machine := desiredMachine(kcp, cluster, name, failureDomain, configRef, infraRef)
+	remediation, forRemediation := "", false
+	if key, value, ok := remediationFor(kcp); ok {
+		// The replacement of a remediated server carries the remediation's history,
+		// so that a replacement that fails again counts as a retry.
+		if machine.Annotations == nil {
+			machine.Annotations = map[string]string{}
+		}
+		machine.Annotations[key] = value
+		remediation, forRemediation = value, true
+	}
 	if err := r.Client.Create(ctx, machine); err != nil {
 		return errors.Join(fmt.Errorf("creating Machine %s: %w", name, err), r.deleteQuietly(ctx, infra), r.deleteQuietly(ctx, config))
+	}
+	if forRemediation {
+		// The deferred patch writes this: the remediation is complete.
+		delete(kcp.Annotations, remediationInProgressAnnotation)
+		ctrl.LoggerFrom(ctx).Info("Created the replacement of a remediated server", "Machine", name, "remediation", remediation)
 	}
 	ctrl.LoggerFrom(ctx).Info("Created a control plane Machine", "Machine", name, "failureDomain", failureDomain)
 	return nil

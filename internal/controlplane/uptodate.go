@@ -43,7 +43,7 @@ func upToDateReason(m *clusterv1.Machine, objs serverObjects, kcp *controlplanev
 			return reason
 		}
 	}
-	if ra := kcp.Spec.RolloutAfter; ra != nil && ra.Time.Before(now) && m.CreationTimestamp.Time.Before(ra.Time) {
+	if ra := kcp.Spec.RolloutAfter; ra != nil && ra.Time.Before(now) && m.CreationTimestamp.Before(ra) {
 		return "created before rolloutAfter " + ra.UTC().Format(time.RFC3339)
 	}
 	return ""
