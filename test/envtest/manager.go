@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	capisetup "sigs.k8s.io/cluster-api/core/setup"
 	"sync"
 	"testing"
 	"time"
 
 	"k8s.io/utils/ptr"
+	capisetup "sigs.k8s.io/cluster-api/core/setup"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
