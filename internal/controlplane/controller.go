@@ -130,6 +130,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	var seen observed
 	defer func() {
 		setStatus(cluster, kcp, seen)
+		setEtcdHealth(kcp, seen)
 		kcp.Status.ObservedGeneration = kcp.Generation
 		if err := patchHelper.Patch(ctx, kcp, patch.WithOwnedConditions{Conditions: ownedConditions}); err != nil {
 			reterr = errors.Join(reterr, fmt.Errorf("patching KThreesControlPlane: %w", err))
@@ -169,6 +170,7 @@ var ownedConditions = []string{
 	controlplanev1.DeletingCondition,
 	controlplanev1.RollingOutCondition,
 	remediatingCondition,
+	controlplanev1.EtcdClusterHealthyCondition,
 }
 
 // reconcile runs the steps in order; each returns early when its work is not done,
@@ -199,6 +201,9 @@ func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, 
 		return ctrl.Result{}, err
 	}
 	if seen.nodes, err = r.observeNodes(ctx, cluster, kcp, machines); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.reconcileEtcdMembership(ctx, cluster, kcp, seen); err != nil {
 		return ctrl.Result{}, err
 	}
 	// A remediation that acted (or waits for its retry period) is this pass's one

@@ -26,6 +26,10 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, cluster *clusterv1.Clu
 	servers := machines.Filter(collections.OwnedMachines(kcp, kcpGroupKind))
 	workers := machines.Filter(collections.Not(collections.ControlPlaneMachines(cluster.Name)))
 	seen.machines = servers
+	// Hooks are released at once when the control plane goes: there is nothing to hand over.
+	if err := r.reconcileEtcdMembership(ctx, cluster, kcp, seen); err != nil {
+		return err
+	}
 
 	if servers.Len() == 0 {
 		controllerutil.RemoveFinalizer(kcp, controlplanev1.KThreesControlPlaneFinalizer)

@@ -49,7 +49,7 @@ func controllerRef(kcp *controlplanev1.KThreesControlPlane) metav1.OwnerReferenc
 // desiredMachine is a new server's Machine.
 func desiredMachine(kcp *controlplanev1.KThreesControlPlane, cluster *clusterv1.Cluster, name, failureDomain string,
 	configRef, infraRef clusterv1.ContractVersionedObjectReference) *clusterv1.Machine {
-	return &clusterv1.Machine{
+	m := &clusterv1.Machine{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace:       cluster.Namespace,
 			Name:            name,
@@ -67,6 +67,10 @@ func desiredMachine(kcp *controlplanev1.KThreesControlPlane, cluster *clusterv1.
 			Deletion:          desiredDeletion(kcp),
 		},
 	}
+	// The pre-terminate hook holds the Machine's deletion until k3s has removed its
+	// etcd member (etcd.go). It goes on the Machine only, not on its config or infra.
+	ensureEtcdHook(m)
+	return m
 }
 
 // desiredKThreesConfig is a new server's bootstrap config. The version is left to the

@@ -40,6 +40,7 @@ func (r *Reconciler) propagate(ctx context.Context, cluster *clusterv1.Cluster, 
 		}
 		before := m.DeepCopy()
 		mergeMetadata(m, wantLabels, wantAnnotations)
+		ensureEtcdHook(m)
 		m.Spec.Deletion = desiredDeletion(kcp)
 		if err := r.patchIfChanged(ctx, before, m); err != nil {
 			return nil, err

@@ -1,0 +1,292 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/controllers/clustercache"
+	"sigs.k8s.io/cluster-api/util/collections"
+	"sigs.k8s.io/cluster-api/util/conditions"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+)
+
+// Servers run embedded etcd. A server that goes away must leave etcd first: a member
+// that is simply switched off stays in the member list and counts against quorum. This
+// controller holds no etcd client; it asks k3s to remove the member through the Node,
+// which is the interface k3s itself offers for that.
+//
+// The handshake, one server at a time:
+//  1. every server Machine carries the pre-terminate hook etcdMemberHook, so CAPI's
+//     Machine controller stops before deleting its infrastructure (after the drain,
+//     while k3s still runs on it);
+//  2. once the Machine waits at that hook, its Node is annotated remove=true; k3s's
+//     etcd member controller removes the member and records it on the Node;
+//  3. then the hook is released, and CAPI deletes the machine and the Node.
+
+// The annotations of k3s's etcd member controller (k3s pkg/etcd/member_controller.go).
+// They belong with the other k3s facts in internal/k3s; they live here until they move.
+const (
+	// k3sEtcdRemoveAnnotation on a Node asks k3s to remove the Node's etcd member.
+	k3sEtcdRemoveAnnotation = "etcd.k3s.cattle.io/remove"
+	// k3sEtcdRemovedAnnotation is set by k3s once it has removed the member; its value
+	// is the member's name (which is not necessarily the Node's), so only its presence
+	// is relied on.
+	k3sEtcdRemovedAnnotation = "etcd.k3s.cattle.io/removed-node-name"
+	// k3sEtcdRoleLabel is set to "true" by k3s on the Nodes of etcd members.
+	k3sEtcdRoleLabel = "node-role.kubernetes.io/etcd"
+)
+
+// etcdMemberHook is this controller's pre-terminate hook on every server Machine: the
+// Machine is not terminated until its etcd member has been handed over.
+const etcdMemberHook = clusterv1.PreTerminateDeleteHookAnnotationPrefix + "/kthrees-etcd"
+
+// Reasons of the EtcdClusterHealthy condition (KCP's names).
+const (
+	etcdClusterHealthyReason       = "Healthy"
+	etcdClusterNotHealthyReason    = "NotHealthy"
+	etcdClusterHealthUnknownReason = "HealthUnknown"
+)
+
+// ensureEtcdHook adds the etcd pre-terminate hook to a server Machine that lacks it
+// (one created before the hook existed, or adopted) and says whether it changed the
+// Machine. A Machine already being deleted is left alone: whether its deletion has
+// passed the pre-terminate phase is CAPI's business, and a hook added late would hold
+// a Machine this controller never planned to hand over.
+func ensureEtcdHook(m *clusterv1.Machine) bool {
+	if !m.DeletionTimestamp.IsZero() {
+		return false
+	}
+	if _, ok := m.Annotations[etcdMemberHook]; ok {
+		return false
+	}
+	if m.Annotations == nil {
+		m.Annotations = map[string]string{}
+	}
+	m.Annotations[etcdMemberHook] = ""
+	return true
+}
+
+func hasEtcdHook(m *clusterv1.Machine) bool {
+	_, ok := m.Annotations[etcdMemberHook]
+	return ok
+}
+
+// removalRequested says the Node has been asked to leave etcd.
+func removalRequested(n *corev1.Node) bool {
+	return strings.EqualFold(n.Annotations[k3sEtcdRemoveAnnotation], "true")
+}
+
+// isEtcdMember says k3s runs an etcd member on the Node; k3s ignores removal requests
+// on other Nodes.
+func isEtcdMember(n *corev1.Node) bool { return n.Labels[k3sEtcdRoleLabel] == "true" }
+
+// removalInFlight says k3s was asked to remove the Node's member and has not yet.
+func removalInFlight(n *corev1.Node) bool {
+	return isEtcdMember(n) && removalRequested(n) && !removalConfirmed(n)
+}
+
+// removalConfirmed says k3s has removed the Node's member after being asked to.
+func removalConfirmed(n *corev1.Node) bool {
+	return removalRequested(n) && n.Annotations[k3sEtcdRemovedAnnotation] != ""
+}
+
+// atPreTerminate says CAPI's Machine controller is done with the drain and waits for
+// the pre-terminate hooks: before that the server still serves and must stay a member.
+func atPreTerminate(m *clusterv1.Machine) bool {
+	c := conditions.Get(m, clusterv1.MachineDeletingCondition)
+	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == clusterv1.MachineDeletingWaitingForPreTerminateHookReason
+}
+
+// hasOtherPreTerminateHooks: as KCP does for its own hook, the member goes last, so
+// that k3s keeps working on the machine while other pre-terminate hooks run (a server
+// that left etcd stops serving).
+func hasOtherPreTerminateHooks(m *clusterv1.Machine) bool {
+	for k := range m.Annotations {
+		if k != etcdMemberHook && strings.HasPrefix(k, clusterv1.PreTerminateDeleteHookAnnotationPrefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// etcdPlan is what one pass does about etcd membership.
+type etcdPlan struct {
+	// release are the Machines whose hook comes off now.
+	release []*clusterv1.Machine
+	// remove is the Machine whose Node is asked to leave etcd now, if any.
+	remove *clusterv1.Machine
+}
+
+// planEtcdMembership decides, from what the pass saw alone, which hooks to release
+// and which member removal to start. It never touches Machines that are not being
+// deleted, and it starts a removal only when no other is in flight.
+func planEtcdMembership(cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, seen observed) etcdPlan {
+	var plan etcdPlan
+	leaving := seen.machines.Filter(collections.HasDeletionTimestamp, hasEtcdHook).SortedByDeletionTimestamp()
+	if len(leaving) == 0 {
+		return plan
+	}
+	// Nothing to hand over: the whole cluster goes (KCP drops its hooks in this case
+	// too, as there is no one left to hand over to), no Node ever registered, or the
+	// server is the last member (removing the only member would destroy etcd). A
+	// deleted server whose hook is gone has left etcd already.
+	members := seen.machines.Filter(func(m *clusterv1.Machine) bool { return m.DeletionTimestamp.IsZero() || hasEtcdHook(m) })
+	if !cluster.DeletionTimestamp.IsZero() || !kcp.DeletionTimestamp.IsZero() ||
+		!isTrue(kcp.Status.Initialization.ControlPlaneInitialized) || members.Len() <= 1 {
+		plan.release = leaving
+		return plan
+	}
+	if seen.nodes == nil {
+		// The workload cluster cannot be read; the ClusterCache wakes us when it can.
+		return plan
+	}
+	inFlight := false
+	for _, n := range seen.nodes {
+		inFlight = inFlight || removalInFlight(n)
+	}
+	var candidates []*clusterv1.Machine
+	for _, m := range leaving {
+		n := seen.nodes[m.Name]
+		switch {
+		case n == nil:
+			// No Node: either it never registered (no member to ask about through it),
+			// or it has been deleted, and k3s removes the member of a deleted etcd
+			// Node by itself.
+			plan.release = append(plan.release, m)
+		case removalConfirmed(n), !isEtcdMember(n):
+			// k3s removed the member, or there is none (k3s would never answer).
+			plan.release = append(plan.release, m)
+		case !removalRequested(n) && atPreTerminate(m) && !hasOtherPreTerminateHooks(m):
+			candidates = append(candidates, m)
+		}
+	}
+	// One member removal at a time: etcd must settle on its new membership before
+	// the next change. The oldest deletion goes first; reconcileEtcdMembership checks
+	// again on live Nodes, as the cache may not show the last request yet.
+	if !inFlight && len(candidates) > 0 {
+		plan.remove = candidates[0]
+	}
+	return plan
+}
+
+// reconcileEtcdMembership hands the etcd members of deleted servers over to k3s, one
+// at a time, and releases their pre-terminate hooks once k3s confirms (or nothing is
+// left to hand over). It waits by watch: the Machine watch wakes the control plane
+// when CAPI reaches the pre-terminate phase, the workload Node watch when k3s answers.
+func (r *Reconciler) reconcileEtcdMembership(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, seen *observed) error {
+	plan := planEtcdMembership(cluster, kcp, *seen)
+	log := ctrl.LoggerFrom(ctx)
+	for _, m := range plan.release {
+		before := m.DeepCopy()
+		delete(m.Annotations, etcdMemberHook)
+		if err := r.Client.Patch(ctx, m, client.MergeFrom(before)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("releasing the etcd hook of Machine %s: %w", m.Name, err)
+		}
+		log.Info("Released the etcd pre-terminate hook", "Machine", m.Name)
+	}
+	if plan.remove == nil {
+		return nil
+	}
+	return r.requestMemberRemoval(ctx, cluster, plan.remove, seen.nodes[plan.remove.Name].Name)
+}
+
+// requestMemberRemoval asks k3s to remove the etcd member on the Machine's Node,
+// unless a removal is in flight. It reads the Nodes live: the cache may not show the
+// request of the previous pass yet, and two removals must never overlap.
+func (r *Reconciler) requestMemberRemoval(ctx context.Context, cluster *clusterv1.Cluster, m *clusterv1.Machine, nodeName string) error {
+	live, err := r.ClusterCache.GetUncachedClient(ctx, client.ObjectKeyFromObject(cluster))
+	if err != nil {
+		if errors.Is(err, clustercache.ErrClusterNotConnected) {
+			return nil
+		}
+		return fmt.Errorf("getting a workload cluster client: %w", err)
+	}
+	nodes := &corev1.NodeList{}
+	if err := live.List(ctx, nodes); err != nil {
+		return fmt.Errorf("listing workload cluster Nodes: %w", err)
+	}
+	var node *corev1.Node
+	for i := range nodes.Items {
+		n := &nodes.Items[i]
+		if removalInFlight(n) {
+			// Ours from the previous pass, or another; the Node watch brings us back.
+			return nil
+		}
+		if n.Name == nodeName {
+			node = n
+		}
+	}
+	if node == nil || !isEtcdMember(node) || removalRequested(node) {
+		// Gone, or changed since the cache saw it: the Node watch brings the next pass.
+		return nil
+	}
+	before := node.DeepCopy()
+	if node.Annotations == nil {
+		node.Annotations = map[string]string{}
+	}
+	node.Annotations[k3sEtcdRemoveAnnotation] = "true"
+	// The merge patch carries the resourceVersion: if the Node changed since the
+	// list, the request fails and the next pass decides again.
+	if err := live.Patch(ctx, node, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+			return nil
+		}
+		return fmt.Errorf("asking k3s to remove the etcd member of Node %s: %w", node.Name, err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Asked k3s to remove the etcd member", "Machine", m.Name, "Node", node.Name)
+	return nil
+}
+
+// setEtcdHealth sets EtcdClusterHealthy from the servers' Nodes. Without an etcd
+// client, membership is read as k3s publishes it: a healthy member is a server whose
+// Node is Ready and labelled node-role.kubernetes.io/etcd=true. The condition is True
+// when every server is a healthy member and no member removal is pending; False names
+// the servers that are not; Unknown when the Nodes could not be read. A deleted server
+// whose hook is released has left etcd and is not counted.
+func setEtcdHealth(kcp *controlplanev1.KThreesControlPlane, seen observed) {
+	c := metav1.Condition{Type: controlplanev1.EtcdClusterHealthyCondition}
+	if seen.nodes == nil || seen.machines.Len() == 0 {
+		c.Status, c.Reason = metav1.ConditionUnknown, etcdClusterHealthUnknownReason
+		c.Message = "The servers' Nodes were not read from the workload cluster (unreachable, or not reached yet)"
+		if seen.nodes != nil {
+			c.Message = "There are no servers"
+		}
+		conditions.Set(kcp, c)
+		return
+	}
+	var unhealthy []string
+	for _, m := range seen.machines {
+		deleting := !m.DeletionTimestamp.IsZero()
+		if deleting && !hasEtcdHook(m) {
+			continue
+		}
+		n := seen.nodes[m.Name]
+		var why string
+		switch {
+		case deleting:
+			why = "member removal pending"
+		case n == nil:
+			why = "no Node"
+		case removalRequested(n):
+			why = "member removal requested"
+		case !seen.nodes.Ready(m.Name):
+			why = "Node not Ready"
+		case !isEtcdMember(n):
+			why = "Node without the " + k3sEtcdRoleLabel + " label"
+		default:
+			continue
+		}
+		unhealthy = append(unhealthy, m.Name+" ("+why+")")
+	}
+	setBool(kcp, controlplanev1.EtcdClusterHealthyCondition, len(unhealthy) == 0,
+		etcdClusterHealthyReason, etcdClusterNotHealthyReason, "Servers that are not healthy etcd members: "+list(unhealthy))
+}
