@@ -69,7 +69,7 @@ var errCertificatesUnusable = errors.New("the cluster CAs are not usable")
 // (a certificate without key) does not work here.
 //
 // A Secret that is already right costs no write.
-func (r *Reconciler) reconcileCertificates(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane) error {
+func (r *Reconciler) reconcileCertificates(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane) (caSecrets, error) {
 	log := ctrl.LoggerFrom(ctx)
 	clusterKey := util.ObjectKey(cluster)
 	owner := *metav1.NewControllerRef(kcp, controlplanev1.GroupVersion.WithKind("KThreesControlPlane"))
@@ -82,6 +82,7 @@ func (r *Reconciler) reconcileCertificates(ctx context.Context, cluster *cluster
 	// code, so new CAs are exactly what LookupOrGenerate would make.
 	var problems []string
 	now := time.Now()
+	found := caSecrets{}
 	for _, cert := range k3s.ClusterCertificates() {
 		name := secret.Name(cluster.Name, cert.Purpose)
 		s := &corev1.Secret{}
@@ -89,14 +90,15 @@ func (r *Reconciler) reconcileCertificates(ctx context.Context, cluster *cluster
 		switch {
 		case apierrors.IsNotFound(err) && mayCreate:
 			if err := cert.Generate(); err != nil {
-				return certificatesFailed(kcp, fmt.Errorf("generating CA for Secret %s: %w", name, err))
+				return nil, certificatesFailed(kcp, fmt.Errorf("generating CA for Secret %s: %w", name, err))
 			}
 			// An AlreadyExists here means the first server's bootstrap created the
 			// Secret meanwhile; the retry adopts that one, so nothing is overwritten.
 			if err := (secret.Certificates{cert}).SaveGenerated(ctx, r.Client, clusterKey, owner); err != nil {
-				return certificatesFailed(kcp, fmt.Errorf("creating CA Secret %s: %w", name, err))
+				return nil, certificatesFailed(kcp, fmt.Errorf("creating CA Secret %s: %w", name, err))
 			}
 			log.Info("Created CA Secret", "Secret", klog.KObj(cert.Secret))
+			found[cert.Purpose] = cert.Secret
 			continue
 		case apierrors.IsNotFound(err):
 			problems = append(problems, fmt.Sprintf("Secret %s does not exist, but the running servers use the CA it held: "+
@@ -104,17 +106,18 @@ func (r *Reconciler) reconcileCertificates(ctx context.Context, cluster *cluster
 				name, k3s.ServerTLSDir))
 			continue
 		case err != nil:
-			return certificatesFailed(kcp, fmt.Errorf("reading CA Secret %s: %w", name, err))
+			return nil, certificatesFailed(kcp, fmt.Errorf("reading CA Secret %s: %w", name, err))
 		}
 
 		if madeByProvider(s) {
 			if err := r.takeOverSecret(ctx, s, kcp); err != nil {
-				return certificatesFailed(kcp, fmt.Errorf("taking over CA Secret %s: %w", name, err))
+				return nil, certificatesFailed(kcp, fmt.Errorf("taking over CA Secret %s: %w", name, err))
 			}
 		}
 		if problem := caProblem(s, now); problem != "" {
 			problems = append(problems, problem)
 		}
+		found[cert.Purpose] = s
 	}
 
 	if len(problems) > 0 {
@@ -126,15 +129,19 @@ func (r *Reconciler) reconcileCertificates(ctx context.Context, cluster *cluster
 			Reason:  certificatesNotAvailableReason,
 			Message: msg,
 		})
-		return fmt.Errorf("%w: %s", errCertificatesUnusable, msg)
+		return nil, fmt.Errorf("%w: %s", errCertificatesUnusable, msg)
 	}
 	conditions.Set(kcp, metav1.Condition{
 		Type:   controlplanev1.CertificatesAvailableCondition,
 		Status: metav1.ConditionTrue,
 		Reason: certificatesAvailableReason,
 	})
-	return nil
+	return found, nil
 }
+
+// caSecrets are the CA Secrets one pass read, by purpose, handed on to the steps
+// that need them so that no pass reads a Secret twice (Secrets are read live).
+type caSecrets map[secret.Purpose]*corev1.Secret
 
 // madeByProvider tells a Secret that a provider made, and that the control
 // plane may therefore take over, from one the user provided. CAPI's code

@@ -179,7 +179,8 @@ func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, 
 	if !isTrue(cluster.Status.Initialization.InfrastructureProvisioned) {
 		return ctrl.Result{}, nil
 	}
-	if err := r.reconcileCertificates(ctx, cluster, kcp); err != nil {
+	cas, err := r.reconcileCertificates(ctx, cluster, kcp)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
 	tokenAvailable, err := r.reconcileToken(ctx, cluster, kcp)
@@ -189,7 +190,7 @@ func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, 
 	if !cluster.Spec.ControlPlaneEndpoint.IsValid() {
 		return ctrl.Result{}, nil
 	}
-	if err := r.reconcileKubeconfig(ctx, cluster, kcp); err != nil {
+	if err := r.reconcileKubeconfig(ctx, cluster, kcp, cas); err != nil {
 		return ctrl.Result{}, err
 	}
 	machines, err := r.controlPlaneMachines(ctx, cluster, kcp)

@@ -57,7 +57,7 @@ const kubeconfigRotationThreshold = certs.ClientCertificateRenewalDuration
 //
 // It needs the CAs, so it runs after reconcileCertificates; a missing or
 // unusable CA is an error.
-func (r *Reconciler) reconcileKubeconfig(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane) error {
+func (r *Reconciler) reconcileKubeconfig(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, secrets caSecrets) error {
 	log := ctrl.LoggerFrom(ctx)
 	endpoint := cluster.Spec.ControlPlaneEndpoint
 	if !endpoint.IsValid() {
@@ -81,7 +81,7 @@ func (r *Reconciler) reconcileKubeconfig(ctx context.Context, cluster *clusterv1
 		return nil
 	}
 
-	cas, err := r.readKubeconfigCAs(ctx, clusterKey)
+	cas, err := kubeconfigCAsFrom(secrets[secret.ClusterCA], secrets[k3s.ClientCA])
 	if err != nil {
 		return err
 	}
@@ -143,15 +143,13 @@ type kubeconfigCAs struct {
 	clientCAKey crypto.Signer
 }
 
-func (r *Reconciler) readKubeconfigCAs(ctx context.Context, clusterKey client.ObjectKey) (*kubeconfigCAs, error) {
-	serverCA, err := secret.GetFromNamespacedName(ctx, r.Client, clusterKey, secret.ClusterCA)
-	if err != nil {
-		return nil, fmt.Errorf("reading the server CA for the kubeconfig: %w", err)
+// kubeconfigCAsFrom parses the server and client CA Secrets that the certificates
+// step read this pass.
+func kubeconfigCAsFrom(serverCA, clientCA *corev1.Secret) (*kubeconfigCAs, error) {
+	if serverCA == nil || clientCA == nil {
+		return nil, fmt.Errorf("%w: the server or client CA Secret is missing", errCertificatesUnusable)
 	}
-	clientCA, err := secret.GetFromNamespacedName(ctx, r.Client, clusterKey, k3s.ClientCA)
-	if err != nil {
-		return nil, fmt.Errorf("reading the client CA for the kubeconfig: %w", err)
-	}
+	var err error
 	cas := &kubeconfigCAs{serverCAPEM: serverCA.Data[secret.TLSCrtDataName]}
 	// Errors name the Secret and the key only: parse errors could otherwise
 	// carry fragments of the data into logs.

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/k3s"
 	"github.com/capk3s/capk3s/internal/ownerref"
 	"github.com/capk3s/capk3s/test/envtest"
 )
@@ -39,11 +40,38 @@ func setupKubeconfigTest(t *testing.T, endpoint clusterv1.APIEndpoint) (string, 
 	ns := env.NewNamespace(t)
 	cluster, kcp := createStepTestCluster(t, ns, endpoint)
 	r, counter := countingReconciler(t)
-	if err := r.reconcileCertificates(context.Background(), cluster, kcp); err != nil {
+	if _, err := r.reconcileCertificates(context.Background(), cluster, kcp); err != nil {
 		t.Fatalf("reconcileCertificates: %v", err)
 	}
 	counter.Reset()
 	return ns, cluster, kcp, r, counter
+}
+
+// kubeconfigPass runs the kubeconfig step with the CA Secrets as they are now, as a
+// pass does right after the certificates step.
+func kubeconfigPass(ctx context.Context, r *Reconciler, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane) error {
+	secrets, err := readCASecrets(ctx, r, cluster)
+	if err != nil {
+		return err
+	}
+	return r.reconcileKubeconfig(ctx, cluster, kcp, secrets)
+}
+
+// readCASecrets reads the server and client CA Secrets that exist.
+func readCASecrets(ctx context.Context, r *Reconciler, cluster *clusterv1.Cluster) (caSecrets, error) {
+	secrets := caSecrets{}
+	for _, purpose := range []secret.Purpose{secret.ClusterCA, k3s.ClientCA} {
+		s := &corev1.Secret{}
+		err := r.Client.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: secret.Name(cluster.Name, purpose)}, s)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		secrets[purpose] = s
+	}
+	return secrets, nil
 }
 
 func loadKubeconfig(t *testing.T, s *corev1.Secret) *clientcmdapi.Config {
@@ -94,7 +122,7 @@ func TestReconcileKubeconfigSplitsClientAndServerCA(t *testing.T) {
 	ctx := context.Background()
 	ns, cluster, kcp, r, counter := setupKubeconfigTest(t, testEndpoint)
 
-	if err := r.reconcileKubeconfig(ctx, cluster, kcp); err != nil {
+	if err := kubeconfigPass(ctx, r, cluster, kcp); err != nil {
 		t.Fatalf("reconcileKubeconfig: %v", err)
 	}
 	s := getSecret(t, ns, "c1-kubeconfig")
@@ -133,7 +161,7 @@ func TestReconcileKubeconfigSplitsClientAndServerCA(t *testing.T) {
 	}
 
 	counter.Reset()
-	if err := r.reconcileKubeconfig(ctx, cluster, kcp); err != nil {
+	if err := kubeconfigPass(ctx, r, cluster, kcp); err != nil {
 		t.Fatalf("second reconcileKubeconfig: %v", err)
 	}
 	if got := counter.Writes(); got != 0 {
@@ -143,7 +171,7 @@ func TestReconcileKubeconfigSplitsClientAndServerCA(t *testing.T) {
 
 func TestReconcileKubeconfigIPv6Endpoint(t *testing.T) {
 	ns, cluster, kcp, r, _ := setupKubeconfigTest(t, clusterv1.APIEndpoint{Host: "fd00::1", Port: 6443})
-	if err := r.reconcileKubeconfig(context.Background(), cluster, kcp); err != nil {
+	if err := kubeconfigPass(context.Background(), r, cluster, kcp); err != nil {
 		t.Fatalf("reconcileKubeconfig: %v", err)
 	}
 	if got := loadKubeconfig(t, getSecret(t, ns, "c1-kubeconfig")).Clusters["c1"].Server; got != "https://[fd00::1]:6443" {
@@ -153,7 +181,7 @@ func TestReconcileKubeconfigIPv6Endpoint(t *testing.T) {
 
 func TestReconcileKubeconfigWaitsForEndpoint(t *testing.T) {
 	ns, cluster, kcp, r, counter := setupKubeconfigTest(t, clusterv1.APIEndpoint{})
-	if err := r.reconcileKubeconfig(context.Background(), cluster, kcp); err != nil {
+	if err := kubeconfigPass(context.Background(), r, cluster, kcp); err != nil {
 		t.Fatalf("reconcileKubeconfig: %v", err)
 	}
 	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "c1-kubeconfig"}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
@@ -168,7 +196,7 @@ func TestReconcileKubeconfigWithoutCAsFails(t *testing.T) {
 	ns := env.NewNamespace(t)
 	cluster, kcp := createStepTestCluster(t, ns, testEndpoint)
 	r, counter := countingReconciler(t)
-	if err := r.reconcileKubeconfig(context.Background(), cluster, kcp); err == nil {
+	if err := kubeconfigPass(context.Background(), r, cluster, kcp); err == nil {
 		t.Fatal("reconcileKubeconfig succeeded without CAs")
 	}
 	if got := counter.Writes(); got != 0 {
@@ -250,13 +278,13 @@ func TestReconcileKubeconfigRotatesClientCertificate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			ns, cluster, kcp, r, counter := setupKubeconfigTest(t, testEndpoint)
-			if err := r.reconcileKubeconfig(ctx, cluster, kcp); err != nil {
+			if err := kubeconfigPass(ctx, r, cluster, kcp); err != nil {
 				t.Fatalf("reconcileKubeconfig: %v", err)
 			}
 			planted := replaceClientCert(t, ns, time.Now().Add(tt.expiresIn))
 			counter.Reset()
 
-			if err := r.reconcileKubeconfig(ctx, cluster, kcp); err != nil {
+			if err := kubeconfigPass(ctx, r, cluster, kcp); err != nil {
 				t.Fatalf("reconcileKubeconfig: %v", err)
 			}
 			s := getSecret(t, ns, "c1-kubeconfig")
@@ -316,13 +344,13 @@ func TestReconcileKubeconfigRegeneratesWhenOutdated(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			ns, cluster, kcp, r, counter := setupKubeconfigTest(t, testEndpoint)
-			if err := r.reconcileKubeconfig(ctx, cluster, kcp); err != nil {
+			if err := kubeconfigPass(ctx, r, cluster, kcp); err != nil {
 				t.Fatalf("reconcileKubeconfig: %v", err)
 			}
 			tt.change(t, ns)
 			counter.Reset()
 
-			if err := r.reconcileKubeconfig(ctx, cluster, kcp); err != nil {
+			if err := kubeconfigPass(ctx, r, cluster, kcp); err != nil {
 				t.Fatalf("reconcileKubeconfig: %v", err)
 			}
 			if got := counter.Writes(); got != 1 {
@@ -337,7 +365,7 @@ func TestReconcileKubeconfigRegeneratesWhenOutdated(t *testing.T) {
 			}
 
 			counter.Reset()
-			if err := r.reconcileKubeconfig(ctx, cluster, kcp); err != nil {
+			if err := kubeconfigPass(ctx, r, cluster, kcp); err != nil {
 				t.Fatalf("reconcileKubeconfig: %v", err)
 			}
 			if got := counter.Writes(); got != 0 {
@@ -353,7 +381,11 @@ func TestReconcileKubeconfigRegeneratesWhenOutdated(t *testing.T) {
 func TestReconcileKubeconfigTakesOverClusterAPIK3sSecret(t *testing.T) {
 	ctx := context.Background()
 	ns, cluster, kcp, r, counter := setupKubeconfigTest(t, testEndpoint)
-	cas, err := r.readKubeconfigCAs(ctx, client.ObjectKeyFromObject(cluster))
+	secrets, err := readCASecrets(ctx, r, cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cas, err := kubeconfigCAsFrom(secrets[secret.ClusterCA], secrets[k3s.ClientCA])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,7 +409,7 @@ func TestReconcileKubeconfigTakesOverClusterAPIK3sSecret(t *testing.T) {
 	}
 	counter.Reset()
 
-	if err := r.reconcileKubeconfig(ctx, cluster, kcp); err != nil {
+	if err := kubeconfigPass(ctx, r, cluster, kcp); err != nil {
 		t.Fatalf("reconcileKubeconfig: %v", err)
 	}
 	if counter.Count(envtest.VerbPatch) != 1 || counter.Writes() != 1 {
@@ -395,7 +427,7 @@ func TestReconcileKubeconfigTakesOverClusterAPIK3sSecret(t *testing.T) {
 	}
 
 	counter.Reset()
-	if err := r.reconcileKubeconfig(ctx, cluster, kcp); err != nil {
+	if err := kubeconfigPass(ctx, r, cluster, kcp); err != nil {
 		t.Fatalf("reconcileKubeconfig: %v", err)
 	}
 	if got := counter.Writes(); got != 0 {
@@ -417,7 +449,7 @@ func TestReconcileKubeconfigLeavesUserSecretAlone(t *testing.T) {
 	}
 	counter.Reset()
 
-	if err := r.reconcileKubeconfig(ctx, cluster, kcp); err != nil {
+	if err := kubeconfigPass(ctx, r, cluster, kcp); err != nil {
 		t.Fatalf("reconcileKubeconfig: %v", err)
 	}
 	if got := counter.Writes(); got != 0 {

@@ -36,34 +36,19 @@ func (r *Reconciler) reconcileToken(ctx context.Context, cluster *clusterv1.Clus
 		// Outcome and message never contain the token itself.
 		log.Info("Reconciled join token Secret", "outcome", result.Outcome, "message", result.Message)
 	}
-	switch result.Outcome {
-	case token.Lost:
-		conditions.Set(kcp, metav1.Condition{
-			Type:    controlplanev1.TokenAvailableCondition,
-			Status:  metav1.ConditionFalse,
-			Reason:  controlplanev1.TokenLostReason,
-			Message: result.Message,
-		})
-		return false, nil
-	case token.Recovered:
-		conditions.Set(kcp, metav1.Condition{
-			Type:    controlplanev1.TokenAvailableCondition,
-			Status:  metav1.ConditionTrue,
-			Reason:  controlplanev1.TokenRecoveredReason,
-			Message: result.Message,
-		})
-		return true, nil
-	}
-	// A Recovered condition stays until something else happens to the Secret, so that
-	// users see that their token came back; any later clean pass is plain Available.
-	if c := conditions.Get(kcp, controlplanev1.TokenAvailableCondition); c != nil &&
-		c.Status == metav1.ConditionTrue && c.Reason == controlplanev1.TokenRecoveredReason && result.Outcome == token.Unchanged {
-		return true, nil
-	}
-	conditions.Set(kcp, metav1.Condition{
+	// The condition follows this pass's outcome alone; a recovery is told once, in
+	// the log line above and the Recovered reason of the pass that made it.
+	c := metav1.Condition{
 		Type:   controlplanev1.TokenAvailableCondition,
 		Status: metav1.ConditionTrue,
 		Reason: controlplanev1.TokenAvailableReason,
-	})
-	return true, nil
+	}
+	switch result.Outcome {
+	case token.Lost:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, controlplanev1.TokenLostReason, result.Message
+	case token.Recovered:
+		c.Reason, c.Message = controlplanev1.TokenRecoveredReason, result.Message
+	}
+	conditions.Set(kcp, c)
+	return result.Available(), nil
 }
