@@ -31,19 +31,23 @@ tools: ## Build every tool into $(TOOLS_DIR) (cached; a cold build takes ~10 min
 .PHONY: generate
 generate: ## Regenerate deepcopy, CRDs and RBAC.
 	hack/ensure-tools.sh controller-gen
-	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
+	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/... paths=./test/sim/api/...
 	$(CONTROLLER_GEN) crd paths=./api/bootstrap/... output:crd:dir=config/bootstrap/crd/bases
 	$(CONTROLLER_GEN) crd paths=./api/controlplane/... output:crd:dir=config/controlplane/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./internal/bootstrap/... output:rbac:dir=config/bootstrap/rbac
 	$(CONTROLLER_GEN) webhook paths=./internal/webhooks/bootstrap/... output:webhook:dir=config/bootstrap/webhook
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./internal/controlplane/... output:rbac:dir=config/controlplane/rbac
 	$(CONTROLLER_GEN) webhook paths=./internal/webhooks/controlplane/... output:webhook:dir=config/controlplane/webhook
+	$(CONTROLLER_GEN) crd paths=./test/sim/api/... output:crd:dir=test/sim/config/crd/bases
+
+# Where generated files live, for the staleness check.
+GENERATED := api config test/sim/api test/sim/config
 
 .PHONY: verify-generate
 verify-generate: generate ## Fail if generated files differ from what is committed.
-	@if [[ -n "$$(git status --porcelain -- api config)" ]]; then \
+	@if [[ -n "$$(git status --porcelain -- $(GENERATED))" ]]; then \
 		echo "Generated files are stale; run 'make generate' and commit:"; \
-		git status --porcelain -- api config; git diff --stat -- api config; exit 1; \
+		git status --porcelain -- $(GENERATED); git diff --stat -- $(GENERATED); exit 1; \
 	fi
 
 .PHONY: vet

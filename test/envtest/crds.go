@@ -45,7 +45,8 @@ func capiCRDDir(root string) (string, error) {
 	return filepath.Join(strings.TrimSpace(string(out)), "core", "config", "crd", "bases"), nil
 }
 
-// crdPaths lists the directories of CRD manifests to install: CAPI core, then ours.
+// crdPaths lists the directories of CRD manifests to install: CAPI core, then ours and
+// the simulator's.
 func crdPaths() ([]string, error) {
 	root, err := repoRoot()
 	if err != nil {
@@ -59,6 +60,7 @@ func crdPaths() ([]string, error) {
 		capi,
 		filepath.Join(root, "config", "bootstrap", "crd", "bases"),
 		filepath.Join(root, "config", "controlplane", "crd", "bases"),
+		filepath.Join(root, "test", "sim", "config", "crd", "bases"),
 	}, nil
 }
 

@@ -8,10 +8,11 @@ import (
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	simv1 "github.com/capk3s/capk3s/test/sim/api/v1beta2"
 )
 
 // NewScheme returns a scheme with Kubernetes' built-in kinds, CRDs, CAPI core and
-// both capk3s API groups: everything the harness's client reads and writes.
+// both capk3s API groups and the simulator's: everything the harness's client reads and writes.
 func NewScheme() *runtime.Scheme {
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
@@ -20,6 +21,7 @@ func NewScheme() *runtime.Scheme {
 		clusterv1.AddToScheme,
 		bootstrapv1.AddToScheme,
 		controlplanev1.AddToScheme,
+		simv1.AddToScheme,
 	} {
 		if err := add(scheme); err != nil {
 			// Only a programming error (a kind registered twice differently) gets here.

@@ -66,10 +66,24 @@ type WorkloadAPIServer struct {
 	stopErr  error
 }
 
+// WorkloadOptions choose where a workload apiserver listens and keeps its files.
+type WorkloadOptions struct {
+	// Port is the secure port; 0 picks a free one. A given port is not retried when
+	// it is taken: whoever chose it must choose again.
+	Port int
+	// Dir is the parent of the server's directory; "" is the system's temporary one.
+	Dir string
+}
+
 // StartWorkloadAPIServer starts one whose serving certificate is signed by serverCA and
 // which authenticates clients by certificates signed by clientCA. Both are PEM cert+key.
 // On error nothing is left running.
 func StartWorkloadAPIServer(serverCACert, serverCAKey, clientCACert []byte) (*WorkloadAPIServer, error) {
+	return StartWorkloadAPIServerWith(WorkloadOptions{}, serverCACert, serverCAKey, clientCACert)
+}
+
+// StartWorkloadAPIServerWith is StartWorkloadAPIServer with options.
+func StartWorkloadAPIServerWith(opts WorkloadOptions, serverCACert, serverCAKey, clientCACert []byte) (*WorkloadAPIServer, error) {
 	caCert, err := certs.DecodeCertPEM(serverCACert)
 	if err != nil {
 		return nil, fmt.Errorf("workload apiserver: decoding server CA certificate: %w", err)
@@ -87,11 +101,11 @@ func StartWorkloadAPIServer(serverCACert, serverCAKey, clientCACert []byte) (*Wo
 		return nil, err
 	}
 
-	w, err := startWorkload(assets, caCert, caKey, serverCACert, clientCACert)
-	if errors.Is(err, errPortInUse) {
+	w, err := startWorkload(assets, opts, caCert, caKey, serverCACert, clientCACert)
+	if errors.Is(err, errPortInUse) && opts.Port == 0 {
 		// The port was free when picked but taken before a process bound it (another
 		// test picking at the same moment): a fresh pick fixes that.
-		w, err = startWorkload(assets, caCert, caKey, serverCACert, clientCACert)
+		w, err = startWorkload(assets, opts, caCert, caKey, serverCACert, clientCACert)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("workload apiserver: %w", err)
@@ -100,12 +114,15 @@ func StartWorkloadAPIServer(serverCACert, serverCAKey, clientCACert []byte) (*Wo
 }
 
 // startWorkload makes one attempt, on a freshly picked port.
-func startWorkload(assets string, caCert *x509.Certificate, caKey crypto.Signer, serverCACert, clientCACert []byte) (_ *WorkloadAPIServer, retErr error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, fmt.Errorf("picking a port: %w", err)
+func startWorkload(assets string, opts WorkloadOptions, caCert *x509.Certificate, caKey crypto.Signer, serverCACert, clientCACert []byte) (_ *WorkloadAPIServer, retErr error) {
+	port := opts.Port
+	if port == 0 {
+		var err error
+		if port, err = FreePort(); err != nil {
+			return nil, fmt.Errorf("picking a port: %w", err)
+		}
 	}
-	dir, err := os.MkdirTemp("", "capk3s-workload-")
+	dir, err := os.MkdirTemp(opts.Dir, "capk3s-workload-")
 	if err != nil {
 		return nil, err
 	}
@@ -286,9 +303,9 @@ func startError(name string, log *os.File, err error) error {
 	return fmt.Errorf("starting %s: %w; end of its log:\n%s", name, err, tail)
 }
 
-// freePort asks the kernel for an unused port. It is free only until someone else
-// takes it, hence the retry on errPortInUse.
-func freePort() (int, error) {
+// FreePort asks the kernel for an unused port on 127.0.0.1. It is free only until
+// someone else takes it, hence the retry on errPortInUse.
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", net.JoinHostPort(workloadHost, "0"))
 	if err != nil {
 		return 0, err

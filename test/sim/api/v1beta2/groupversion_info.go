@@ -1,0 +1,28 @@
+package v1beta2
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+var (
+	// GroupVersion is the API group and version of the simulator's kinds.
+	GroupVersion = schema.GroupVersion{Group: "infrastructure.sim.capk3s.io", Version: "v1beta2"}
+
+	// schemeBuilder collects the functions that add this package's kinds to a scheme.
+	schemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
+
+	// AddToScheme adds the simulator's kinds to a scheme.
+	AddToScheme = schemeBuilder.AddToScheme
+)
+
+func addKnownTypes(scheme *runtime.Scheme) error {
+	scheme.AddKnownTypes(GroupVersion,
+		&SimCluster{}, &SimClusterList{},
+		&SimMachine{}, &SimMachineList{},
+		&SimMachineTemplate{}, &SimMachineTemplateList{},
+	)
+	metav1.AddToGroupVersion(scheme, GroupVersion)
+	return nil
+}

@@ -1,0 +1,198 @@
+package sim
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/cluster-api/util/certs"
+)
+
+const (
+	roleServer = "server"
+	roleAgent  = "agent"
+)
+
+// k3sToken is a join token in one of the forms k3s accepts.
+type k3sToken struct {
+	// caHash pins the server CA: the hex SHA-256 of the CA bundle; empty for a bare
+	// passphrase or "K10::user:pass".
+	caHash     string
+	user       string
+	passphrase string
+}
+
+// parseToken reads a token as k3s does: "K10<hash>::<user>:<passphrase>", or a bare
+// passphrase.
+func parseToken(s string) (k3sToken, error) {
+	rest, secure := strings.CutPrefix(s, "K10")
+	if !secure {
+		if s == "" {
+			return k3sToken{}, errors.New("empty token")
+		}
+		return k3sToken{passphrase: s}, nil
+	}
+	hash, creds, ok := strings.Cut(rest, "::")
+	if !ok {
+		return k3sToken{}, errors.New("token starts with K10 but has no '::'")
+	}
+	user, pass, ok := strings.Cut(creds, ":")
+	if !ok || user == "" || pass == "" {
+		return k3sToken{}, errors.New("token has no <user>:<passphrase> after '::'")
+	}
+	return k3sToken{caHash: hash, user: user, passphrase: pass}, nil
+}
+
+// caHash is what a joining k3s compares a secure token's hash with: the hex SHA-256
+// of the CA bundle the cluster serves (a single certificate here: the file's bytes).
+func caHash(caPEM []byte) string {
+	sum := sha256.Sum256(caPEM)
+	return hex.EncodeToString(sum[:])
+}
+
+// checkStatic checks what needs no cluster: the options suit the role, a server has
+// the cluster's CAs, and the token is well formed for the role.
+func (b *bootData) checkStatic() error {
+	role := b.install.role
+	var unknown []string
+	for key := range b.k3sConfig {
+		if !knownOption(role, key) {
+			unknown = append(unknown, key)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return fmt.Errorf("%s has options k3s %s does not take: %s", k3sConfigPath, role, strings.Join(unknown, ", "))
+	}
+	if role == roleServer {
+		if err := b.checkCAFiles(); err != nil {
+			return err
+		}
+	}
+	tok, err := b.token("token")
+	if err != nil {
+		return err
+	}
+	if tok.user != "" && tok.user != "server" && tok.user != "node" {
+		return fmt.Errorf("token user %q is neither server nor node", tok.user)
+	}
+	if role == roleServer && tok.user == "node" {
+		return errors.New("a server's token is an agent token (::node:): servers cannot join with it")
+	}
+	if b.clusterInit() && b.str("server") != "" {
+		return errors.New("cluster-init together with server: the server would join, not initialize")
+	}
+	if !b.clusterInit() && b.str("server") == "" {
+		return errors.New("no server URL and no cluster-init: k3s would start a new cluster of its own")
+	}
+	return nil
+}
+
+// checkCAFiles checks that a server is given the cluster's CAs, so that every server
+// signs with the same ones.
+func (b *bootData) checkCAFiles() error {
+	for _, pair := range [][2]string{{serverCACertPath, serverCAKeyPath}, {clientCACertPath, clientCAKeyPath}} {
+		cert, key := b.files[pair[0]], b.files[pair[1]]
+		if cert == nil || key == nil {
+			return fmt.Errorf("a server's bootstrap data lacks %s or %s", pair[0], pair[1])
+		}
+		if _, err := certs.DecodeCertPEM(cert); err != nil {
+			return fmt.Errorf("%s: %w", pair[0], err)
+		}
+		if _, err := certs.DecodePrivateKeyPEM(key); err != nil {
+			return fmt.Errorf("%s: %w", pair[1], err)
+		}
+	}
+	return nil
+}
+
+func (b *bootData) clusterInit() bool {
+	v, _ := b.k3sConfig["cluster-init"].(bool)
+	return v
+}
+
+// token parses the named option as a k3s token.
+func (b *bootData) token(key string) (k3sToken, error) {
+	s := b.str(key)
+	if s == "" {
+		return k3sToken{}, fmt.Errorf("%s has no %s", k3sConfigPath, key)
+	}
+	t, err := parseToken(s)
+	if err != nil {
+		return k3sToken{}, fmt.Errorf("%s: %w", key, err)
+	}
+	return t, nil
+}
+
+// secrets are what an initialized cluster's servers hold and joiners must match.
+type secrets struct {
+	caPEM      []byte
+	serverPass string
+	agentPass  string
+}
+
+// initSecrets are the secrets a cluster-init server sets up from its data.
+func (b *bootData) initSecrets() (secrets, error) {
+	s := secrets{caPEM: b.files[serverCACertPath]}
+	tok, err := b.token("token")
+	if err != nil {
+		return s, err
+	}
+	if err := s.checkPin(tok); err != nil {
+		return s, err
+	}
+	s.serverPass, s.agentPass = tok.passphrase, tok.passphrase
+	if b.str("agent-token") != "" {
+		agent, err := b.token("agent-token")
+		if err != nil {
+			return s, err
+		}
+		if err := s.checkPin(agent); err != nil {
+			return s, fmt.Errorf("agent-token: %w", err)
+		}
+		s.agentPass = agent.passphrase
+	}
+	return s, nil
+}
+
+// checkPin fails when a secure token pins another CA than the cluster's.
+func (s secrets) checkPin(t k3sToken) error {
+	if t.caHash != "" && t.caHash != caHash(s.caPEM) {
+		return errors.New("token's CA hash does not match the cluster's server CA: k3s would refuse the CA it is served")
+	}
+	return nil
+}
+
+// checkJoin checks a joining machine's data against the cluster it joins: the server
+// URL is the endpoint, the token is the cluster's (the agent token for agents, when
+// the cluster has one), and an agent carries no server secret.
+func (b *bootData) checkJoin(s secrets, endpoint string, raw []byte) error {
+	if got := b.str("server"); got != endpoint {
+		return fmt.Errorf("server URL %q is not the cluster's endpoint %q", got, endpoint)
+	}
+	tok, err := b.token("token")
+	if err != nil {
+		return err
+	}
+	if err := s.checkPin(tok); err != nil {
+		return err
+	}
+	want := s.serverPass
+	if b.install.role == roleAgent {
+		want = s.agentPass
+	}
+	if tok.passphrase != want {
+		return errors.New("token does not match the cluster's: k3s would refuse the join")
+	}
+	if b.install.role == roleAgent && s.agentPass != s.serverPass && bytes.Contains(raw, []byte(s.serverPass)) {
+		return errors.New("an agent's bootstrap data holds the server token")
+	}
+	if b.install.role == roleServer && !bytes.Equal(b.files[serverCACertPath], s.caPEM) {
+		return errors.New("a joining server is given another server CA than the cluster's")
+	}
+	return nil
+}

@@ -1,0 +1,220 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capk3s/capk3s/test/envtest"
+)
+
+// errNotInitialized is returned to machines that join a cluster whose first server has
+// not started yet; like k3s, they try again.
+var errNotInitialized = errors.New("the cluster's first server has not started yet")
+
+// errQuorumLost is what every request gets once etcd has lost quorum.
+var errQuorumLost = errors.New("etcd lost quorum: the workload cluster's API is down")
+
+// workloadCluster is one simulated k3s cluster: the API its servers serve, the secrets
+// its first server set up, and its etcd members.
+type workloadCluster struct {
+	key  client.ObjectKey
+	port int
+	dir  string
+	// onChange is called, without the lock, after the members or the API changed.
+	onChange func(client.ObjectKey)
+	// release frees the endpoint's port, held since the SimCluster chose it so that
+	// nothing else takes it, just before the API binds it.
+	release func()
+
+	mu          sync.Mutex
+	initMachine string
+	secrets     secrets
+	api         *envtest.WorkloadAPIServer
+	config      *rest.Config
+	client      client.Client
+	members     map[string]*member
+	// removed are the members removed so far, by Node: a removal whose record on the
+	// Node failed is answered again with the same name.
+	removed    map[string]string
+	quorumLost bool
+	stopEtcd   context.CancelFunc
+}
+
+// member is an etcd member, on the server whose Node has the given name.
+type member struct {
+	name string
+	up   bool
+}
+
+// initialize starts the cluster from its first server's data: the workload API on the
+// endpoint, with the CAs from the data, and k3s's etcd controller. Booting the same
+// machine again changes nothing; another cluster-init server is refused, as it would
+// start a second, separate cluster.
+func (c *workloadCluster) initialize(ctx context.Context, machine string, b *bootData) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.api != nil || c.quorumLost {
+		if c.initMachine == machine {
+			return nil
+		}
+		return fmt.Errorf("cluster-init on a cluster that %s initialized already: this server would start a second, separate cluster", c.initMachine)
+	}
+	s, err := b.initSecrets()
+	if err != nil {
+		return err
+	}
+	c.release()
+	api, err := envtest.StartWorkloadAPIServerWith(envtest.WorkloadOptions{Port: c.port, Dir: c.dir},
+		b.files[serverCACertPath], b.files[serverCAKeyPath], b.files[clientCACertPath])
+	if err != nil {
+		return fmt.Errorf("starting the workload API: %w", err)
+	}
+	cfg, err := api.AdminConfig(b.files[clientCACertPath], b.files[clientCAKeyPath])
+	if err == nil {
+		c.client, err = client.New(cfg, client.Options{})
+	}
+	var clientset kubernetes.Interface
+	if err == nil {
+		clientset, err = kubernetes.NewForConfig(cfg)
+	}
+	if err != nil {
+		return errors.Join(fmt.Errorf("workload admin client: %w", err), api.Stop())
+	}
+	c.api, c.config, c.initMachine, c.secrets = api, cfg, machine, s
+	c.members, c.removed = map[string]*member{}, map[string]string{}
+	etcdCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	c.stopEtcd = cancel
+	go runEtcdController(etcdCtx, clientset, c)
+	return nil
+}
+
+// ready returns the workload client once the cluster serves its API.
+func (c *workloadCluster) ready() (client.Client, secrets, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.quorumLost:
+		return nil, c.secrets, errQuorumLost
+	case c.api == nil:
+		return nil, c.secrets, errNotInitialized
+	}
+	return c.client, c.secrets, nil
+}
+
+// endpoint is the URL every machine must be given as its server.
+func (c *workloadCluster) endpoint() string {
+	return fmt.Sprintf("https://127.0.0.1:%d", c.port)
+}
+
+// addMember makes the server with the given Node an etcd member and returns the
+// member's name, k3s's "<node>-<hash>".
+func (c *workloadCluster) addMember(node string) (string, error) {
+	c.mu.Lock()
+	if c.quorumLost {
+		c.mu.Unlock()
+		return "", errQuorumLost
+	}
+	m, ok := c.members[node]
+	if !ok {
+		m = &member{name: node + "-" + caHash([]byte(node))[:8], up: true}
+		c.members[node] = m
+	}
+	c.mu.Unlock()
+	if !ok {
+		c.onChange(c.key)
+	}
+	return m.name, nil
+}
+
+// removeMember is etcd's member removal, as k3s's controller asks for it; it returns
+// the removed member's name, also when it was removed before, and false for a Node
+// that never was a member.
+func (c *workloadCluster) removeMember(node string) (string, bool, error) {
+	c.mu.Lock()
+	if c.quorumLost {
+		c.mu.Unlock()
+		return "", false, errQuorumLost
+	}
+	m, ok := c.members[node]
+	if !ok {
+		name, before := c.removed[node]
+		c.mu.Unlock()
+		return name, before, nil
+	}
+	delete(c.members, node)
+	c.removed[node] = m.name
+	c.mu.Unlock()
+	c.onChange(c.key)
+	return m.name, true, nil
+}
+
+// serverGone is a server's machine going away: a member it still is goes down with
+// it, and etcd loses quorum when fewer than a majority of the members are up, which
+// takes the API down.
+func (c *workloadCluster) serverGone(node string) error {
+	c.mu.Lock()
+	m, ok := c.members[node]
+	if !ok || !m.up || c.quorumLost {
+		c.mu.Unlock()
+		return nil
+	}
+	m.up = false
+	up := 0
+	for _, m := range c.members {
+		if m.up {
+			up++
+		}
+	}
+	var err error
+	if up < len(c.members)/2+1 {
+		c.quorumLost = true
+		err = c.stopLocked()
+	}
+	c.mu.Unlock()
+	c.onChange(c.key)
+	return err
+}
+
+// memberNames lists the members, up or down, sorted.
+func (c *workloadCluster) memberNames() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	names := make([]string, 0, len(c.members))
+	for _, m := range c.members {
+		names = append(names, m.name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+func (c *workloadCluster) status() (apiUp, quorumLost bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.api != nil && !c.quorumLost, c.quorumLost
+}
+
+// stop ends the API and the etcd controller.
+func (c *workloadCluster) stop() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stopLocked()
+}
+
+func (c *workloadCluster) stopLocked() error {
+	if c.stopEtcd != nil {
+		c.stopEtcd()
+	}
+	if c.api == nil {
+		return nil
+	}
+	err := c.api.Stop()
+	c.api = nil
+	return err
+}
