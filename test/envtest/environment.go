@@ -23,6 +23,10 @@ type Options struct {
 	// Webhooks installs capk3s's webhook configurations (config/*/webhook), pointed at
 	// a local server that the test package runs: see WebhookServer.
 	Webhooks bool
+	// AfterRun, if set, runs after the package's tests and before the control plane
+	// stops: for what the tests started and no test stops, such as a shared manager's
+	// processes.
+	AfterRun func()
 }
 
 // Environment is a running test control plane.
@@ -105,6 +109,9 @@ func RunMain(m *testing.M, opts Options, env **Environment) {
 	}
 	*env = e
 	code := m.Run()
+	if opts.AfterRun != nil {
+		opts.AfterRun()
+	}
 	if err := e.Stop(); err != nil {
 		fmt.Fprintf(os.Stderr, "test environment: %v\n", err)
 	}

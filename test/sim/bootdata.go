@@ -42,6 +42,9 @@ type cloudInitFile struct {
 	Content     string `json:"content"`
 	Encoding    string `json:"encoding"`
 	Permissions string `json:"permissions"`
+	Owner       string `json:"owner"`
+	Append      bool   `json:"append"`
+	Defer       bool   `json:"defer"`
 }
 
 // parseCloudConfig reads bootstrap data as cloud-init would. It fails where cloud-init
@@ -58,6 +61,9 @@ func parseCloudConfig(data []byte) (*bootData, error) {
 	for i, f := range cc.WriteFiles {
 		if f.Path == "" {
 			return nil, fmt.Errorf("write_files[%d] has no path", i)
+		}
+		if f.Defer && f.Path == k3sConfigPath {
+			return nil, fmt.Errorf("write_files %s is deferred: cloud-init would write it after runcmd has started k3s", f.Path)
 		}
 		if _, dup := b.files[f.Path]; dup {
 			return nil, fmt.Errorf("write_files writes %s twice", f.Path)

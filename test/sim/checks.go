@@ -188,11 +188,30 @@ func (b *bootData) checkJoin(s secrets, endpoint string, raw []byte) error {
 	if tok.passphrase != want {
 		return errors.New("token does not match the cluster's: k3s would refuse the join")
 	}
-	if b.install.role == roleAgent && s.agentPass != s.serverPass && bytes.Contains(raw, []byte(s.serverPass)) {
+	if b.install.role == roleAgent && s.agentPass != s.serverPass && b.holds(raw, []byte(s.serverPass)) {
 		return errors.New("an agent's bootstrap data holds the server token")
 	}
 	if b.install.role == roleServer && !bytes.Equal(b.files[serverCACertPath], s.caPEM) {
 		return errors.New("a joining server is given another server CA than the cluster's")
 	}
 	return nil
+}
+
+// holds says whether secret appears anywhere in the data: as written, in a file once
+// decoded (base64, gzip), or in a command.
+func (b *bootData) holds(raw, secret []byte) bool {
+	if bytes.Contains(raw, secret) {
+		return true
+	}
+	for _, content := range b.files {
+		if bytes.Contains(content, secret) {
+			return true
+		}
+	}
+	for _, c := range b.commands {
+		if strings.Contains(c, string(secret)) {
+			return true
+		}
+	}
+	return false
 }

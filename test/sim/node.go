@@ -152,16 +152,13 @@ func (n node) register(ctx context.Context, c client.Client) error {
 	}
 	now := metav1.Now()
 	obj.Status = corev1.NodeStatus{
-		Conditions: []corev1.NodeCondition{{
-			Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
-			Message: "kubelet is posting ready status", LastHeartbeatTime: now, LastTransitionTime: now,
-		}},
+		Conditions: kubeletConditions(now),
 		Addresses: []corev1.NodeAddress{
 			{Type: corev1.NodeInternalIP, Address: n.address},
 			{Type: corev1.NodeHostName, Address: n.name},
 		},
 		NodeInfo: corev1.NodeSystemInfo{
-			KubeletVersion: n.version, KubeProxyVersion: n.version, OperatingSystem: "linux",
+			KubeletVersion: n.version, OperatingSystem: "linux",
 			Architecture: "amd64", ContainerRuntimeVersion: "containerd://2.0.0-k3s1",
 		},
 	}
@@ -169,6 +166,27 @@ func (n node) register(ctx context.Context, c client.Client) error {
 		return fmt.Errorf("marking Node %s Ready: %w", n.name, err)
 	}
 	return nil
+}
+
+// kubeletConditions are what a healthy kubelet reports: Ready, and no pressure.
+func kubeletConditions(now metav1.Time) []corev1.NodeCondition {
+	conds := []corev1.NodeCondition{{
+		Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
+		Message: "kubelet is posting ready status", LastHeartbeatTime: now, LastTransitionTime: now,
+	}}
+	for _, p := range []struct {
+		t      corev1.NodeConditionType
+		reason string
+	}{
+		{corev1.NodeMemoryPressure, "KubeletHasSufficientMemory"},
+		{corev1.NodeDiskPressure, "KubeletHasNoDiskPressure"},
+		{corev1.NodePIDPressure, "KubeletHasSufficientPID"},
+	} {
+		conds = append(conds, corev1.NodeCondition{
+			Type: p.t, Status: corev1.ConditionFalse, Reason: p.reason, LastHeartbeatTime: now, LastTransitionTime: now,
+		})
+	}
+	return conds
 }
 
 func nodeReady(n *corev1.Node) bool {

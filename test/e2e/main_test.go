@@ -1,0 +1,44 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/capk3s/capk3s/test/envtest"
+	"github.com/capk3s/capk3s/test/sim"
+	"github.com/capk3s/capk3s/test/stack"
+)
+
+var (
+	env *envtest.Environment
+	// simulator is the infrastructure every scenario runs on.
+	simulator = &sim.Provider{}
+	// manager runs the whole stack for all scenarios: starting it once saves each
+	// scenario the caches' start.
+	manager envtest.SharedManager
+)
+
+func TestMain(m *testing.M) {
+	envtest.RunMain(m, envtest.Options{
+		GarbageCollector: true, Webhooks: true,
+		// The shared manager never stops, so the workload clusters' kube-apiservers
+		// and etcds are stopped here, not left running after the tests.
+		AfterRun: func() {
+			if err := simulator.Stop(); err != nil {
+				fmt.Fprintf(os.Stderr, "stopping the simulator: %v\n", err)
+			}
+		},
+	}, &env)
+}
+
+// startStack starts the shared manager on the first call.
+func startStack(t *testing.T) {
+	t.Helper()
+	manager.Start(t, env, envtest.ManagerOptions{Webhooks: true}, func(ctx context.Context, mgr ctrl.Manager) error {
+		return stack.Setup(ctx, mgr, stack.Options{Sim: simulator, Webhooks: true})
+	})
+}

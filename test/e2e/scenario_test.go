@@ -1,0 +1,267 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/cluster-api/util/kubeconfig"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/test/envtest"
+	simv1 "github.com/capk3s/capk3s/test/sim/api/v1beta2"
+	"github.com/capk3s/capk3s/test/stack"
+)
+
+const (
+	oldVersion = "v1.31.4+k3s1"
+	newVersion = "v1.32.1+k3s1"
+	// waitTimeout bounds each wait for a cluster to reach a state; a server or agent
+	// takes a few seconds here, a workload API 5–10 on a loaded machine.
+	waitTimeout = 90 * time.Second
+)
+
+// scenario is one cluster, in its own namespace, on the shared stack.
+type scenario struct {
+	t        *testing.T
+	ctx      context.Context
+	ns       string
+	key      types.NamespacedName
+	objs     *stack.Cluster
+	token    *tokenWatch
+	workload client.Client
+}
+
+// newScenario starts the stack if needed and builds (but does not create) a cluster.
+func newScenario(t *testing.T, servers, agents int32) *scenario {
+	t.Helper()
+	startStack(t)
+	ns := env.NewNamespace(t)
+	s := &scenario{t: t, ctx: context.Background(), ns: ns, key: types.NamespacedName{Namespace: ns, Name: "k3s"}}
+	s.objs = stack.NewCluster(stack.ClusterOptions{Namespace: ns, Name: s.key.Name, Servers: servers, Agents: agents, Version: oldVersion})
+	s.token = watchToken(t, ns, s.key.Name)
+	t.Cleanup(func() {
+		// A failed scenario leaves its cluster: stop its processes at least.
+		if t.Failed() {
+			_ = env.Client.Delete(context.Background(), s.objs.Cluster)
+		}
+	})
+	return s
+}
+
+func (s *scenario) must(what string, err error) {
+	s.t.Helper()
+	if err != nil {
+		s.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// create creates the cluster's objects.
+func (s *scenario) create() {
+	s.t.Helper()
+	for _, o := range s.objs.Objects() {
+		s.must(fmt.Sprintf("creating %T %s", o, o.GetName()), env.Client.Create(s.ctx, o))
+	}
+}
+
+// healthy fails fast when the simulator saw what must never happen: etcd quorum lost,
+// or a machine whose bootstrap data k3s would refuse.
+func (s *scenario) healthy(ctx context.Context) error {
+	if simulator.QuorumLost(s.key) {
+		return errors.New("etcd lost quorum")
+	}
+	list := &simv1.SimMachineList{}
+	if err := env.Client.List(ctx, list, client.InNamespace(s.ns)); err != nil {
+		return err
+	}
+	for _, m := range list.Items {
+		if c := conditions.Get(&m, clusterv1.ReadyCondition); c != nil && (c.Reason == "BootstrapDataInvalid" || c.Reason == "JoinRefused") {
+			return fmt.Errorf("SimMachine %s: %s: %s", m.Name, c.Reason, c.Message)
+		}
+	}
+	return nil
+}
+
+// eventually waits for cond, failing at once when the cluster is not healthy.
+func (s *scenario) eventually(what string, cond func(ctx context.Context) (bool, string, error)) {
+	s.t.Helper()
+	last := ""
+	err := envtest.Eventually(s.ctx, waitTimeout, func(ctx context.Context) (bool, error) {
+		if err := s.healthy(ctx); err != nil {
+			return false, err
+		}
+		ok, state, err := cond(ctx)
+		last = state
+		return ok, err
+	})
+	if err != nil {
+		s.dump()
+		s.t.Fatalf("waiting for %s: %v; last seen: %s", what, err, last)
+	}
+}
+
+// machines lists the cluster's Machines matching the labels.
+func (s *scenario) machines(ctx context.Context, labels client.MatchingLabels) ([]clusterv1.Machine, error) {
+	list := &clusterv1.MachineList{}
+	err := env.Client.List(ctx, list, client.InNamespace(s.ns), labels)
+	return list.Items, err
+}
+
+func (s *scenario) serverMachines(ctx context.Context) ([]clusterv1.Machine, error) {
+	return s.machines(ctx, client.MatchingLabels{clusterv1.MachineControlPlaneNameLabel: s.objs.ControlPlane.Name})
+}
+
+// notReady describes the first Machine that is not Ready and why, for failure messages.
+func notReady(machines []clusterv1.Machine) string {
+	for _, m := range machines {
+		if c := conditions.Get(&m, clusterv1.ReadyCondition); c == nil || c.Status != metav1.ConditionTrue {
+			if c == nil {
+				return m.Name + " has no Ready condition"
+			}
+			return fmt.Sprintf("%s not Ready: %s: %q", m.Name, c.Reason, c.Message)
+		}
+	}
+	return "all Machines Ready"
+}
+
+// allJoined says whether every Machine has a Node and the wanted version.
+func allJoined(machines []clusterv1.Machine, version string) bool {
+	for _, m := range machines {
+		if !m.Status.NodeRef.IsDefined() || m.Spec.Version != version || !m.DeletionTimestamp.IsZero() {
+			return false
+		}
+	}
+	return true
+}
+
+// waitServers waits until the control plane has want servers, all ready, available
+// and up to date at version, each with its Node, and as many etcd members.
+func (s *scenario) waitServers(want int32, version string) {
+	s.t.Helper()
+	s.eventually(fmt.Sprintf("%d servers at %s", want, version), func(ctx context.Context) (bool, string, error) {
+		kcp := &controlplanev1.KThreesControlPlane{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(s.objs.ControlPlane), kcp); err != nil {
+			return false, "", err
+		}
+		machines, err := s.serverMachines(ctx)
+		if err != nil {
+			return false, "", err
+		}
+		st := kcp.Status
+		members := simulator.EtcdMembers(s.key)
+		state := fmt.Sprintf("status replicas=%d ready=%d available=%d upToDate=%d; %d Machines; etcd members %v; %s",
+			ptr.Deref(st.Replicas, -1), ptr.Deref(st.ReadyReplicas, -1), ptr.Deref(st.AvailableReplicas, -1),
+			ptr.Deref(st.UpToDateReplicas, -1), len(machines), members, notReady(machines))
+		ok := ptr.Deref(st.Replicas, -1) == want && ptr.Deref(st.ReadyReplicas, -1) == want &&
+			ptr.Deref(st.AvailableReplicas, -1) == want && ptr.Deref(st.UpToDateReplicas, -1) == want &&
+			len(machines) == int(want) && allJoined(machines, version) && len(members) == int(want)
+		return ok, state, nil
+	})
+}
+
+// waitAgents waits until the MachineDeployment has want agents, all ready and up to
+// date, each with its Node.
+func (s *scenario) waitAgents(want int32) {
+	s.t.Helper()
+	s.eventually(fmt.Sprintf("%d agents", want), func(ctx context.Context) (bool, string, error) {
+		md := &clusterv1.MachineDeployment{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(s.objs.Workers), md); err != nil {
+			return false, "", err
+		}
+		machines, err := s.machines(ctx, client.MatchingLabels{stack.PoolLabel: "agents"})
+		if err != nil {
+			return false, "", err
+		}
+		st := md.Status
+		state := fmt.Sprintf("status replicas=%d ready=%d available=%d upToDate=%d; %d Machines; %s",
+			ptr.Deref(st.Replicas, -1), ptr.Deref(st.ReadyReplicas, -1), ptr.Deref(st.AvailableReplicas, -1),
+			ptr.Deref(st.UpToDateReplicas, -1), len(machines), notReady(machines))
+		ok := md.Status.ObservedGeneration == md.Generation &&
+			ptr.Deref(st.Replicas, -1) == want && ptr.Deref(st.ReadyReplicas, -1) == want &&
+			ptr.Deref(st.AvailableReplicas, -1) == want && ptr.Deref(st.UpToDateReplicas, -1) == want &&
+			len(machines) == int(want) && allJoined(machines, md.Spec.Template.Spec.Version)
+		return ok, state, nil
+	})
+}
+
+// workloadClient is a client of the workload cluster built from the kubeconfig that
+// capk3s wrote, as a user would use it.
+func (s *scenario) workloadClient() client.Client {
+	s.t.Helper()
+	if s.workload != nil {
+		return s.workload
+	}
+	data, err := kubeconfig.FromSecret(s.ctx, env.Client, s.key)
+	s.must("reading the kubeconfig Secret", err)
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(data)
+	s.must("parsing the kubeconfig", err)
+	s.workload, err = client.New(cfg, client.Options{})
+	s.must("workload client", err)
+	return s.workload
+}
+
+// nodes lists the workload cluster's Nodes by name.
+func (s *scenario) nodes() map[string]corev1.Node {
+	s.t.Helper()
+	list := &corev1.NodeList{}
+	s.must("listing Nodes", s.workloadClient().List(s.ctx, list))
+	out := map[string]corev1.Node{}
+	for _, n := range list.Items {
+		out[n.Name] = n
+	}
+	return out
+}
+
+// tokenSecret reads the cluster's token Secret.
+func (s *scenario) tokenSecret() *corev1.Secret {
+	s.t.Helper()
+	sec := &corev1.Secret{}
+	s.must("reading the token Secret", env.Client.Get(s.ctx, client.ObjectKey{Namespace: s.ns, Name: s.key.Name + "-token"}, sec))
+	return sec
+}
+
+// patchKCP changes the control plane's spec.
+func (s *scenario) patchKCP(change func(*controlplanev1.KThreesControlPlane)) {
+	s.t.Helper()
+	kcp := &controlplanev1.KThreesControlPlane{}
+	s.must("reading KThreesControlPlane", env.Client.Get(s.ctx, client.ObjectKeyFromObject(s.objs.ControlPlane), kcp))
+	before := kcp.DeepCopy()
+	change(kcp)
+	s.must("patching KThreesControlPlane", env.Client.Patch(s.ctx, kcp, client.MergeFrom(before)))
+}
+
+// patchWorkers changes the MachineDeployment's spec.
+func (s *scenario) patchWorkers(change func(*clusterv1.MachineDeployment)) {
+	s.t.Helper()
+	md := &clusterv1.MachineDeployment{}
+	s.must("reading MachineDeployment", env.Client.Get(s.ctx, client.ObjectKeyFromObject(s.objs.Workers), md))
+	before := md.DeepCopy()
+	change(md)
+	s.must("patching MachineDeployment", env.Client.Patch(s.ctx, md, client.MergeFrom(before)))
+}
+
+// clusterAvailable waits for the Cluster's Available condition.
+func (s *scenario) clusterAvailable() {
+	s.t.Helper()
+	s.eventually("the Cluster to be Available", func(ctx context.Context) (bool, string, error) {
+		c := &clusterv1.Cluster{}
+		if err := env.Client.Get(ctx, s.key, c); err != nil {
+			return false, "", err
+		}
+		cond := conditions.Get(c, clusterv1.AvailableCondition)
+		if cond == nil {
+			return false, "no Available condition", nil
+		}
+		return cond.Status == metav1.ConditionTrue, cond.Reason + ": " + cond.Message, nil
+	})
+}

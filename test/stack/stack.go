@@ -1,0 +1,101 @@
+package stack
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"sigs.k8s.io/cluster-api/controllers/clustercache"
+	clustercontroller "sigs.k8s.io/cluster-api/core/reconcilers/cluster"
+	machinecontroller "sigs.k8s.io/cluster-api/core/reconcilers/machine"
+	machinedeploymentcontroller "sigs.k8s.io/cluster-api/core/reconcilers/machinedeployment"
+	machinesetcontroller "sigs.k8s.io/cluster-api/core/reconcilers/machineset"
+	"sigs.k8s.io/cluster-api/core/setup"
+	"sigs.k8s.io/cluster-api/util/index"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+
+	"github.com/capk3s/capk3s/internal/bootstrap"
+	"github.com/capk3s/capk3s/internal/controlplane"
+	bootstrapwebhooks "github.com/capk3s/capk3s/internal/webhooks/bootstrap"
+	controlplanewebhooks "github.com/capk3s/capk3s/internal/webhooks/controlplane"
+	"github.com/capk3s/capk3s/test/sim"
+)
+
+// Options choose what Setup registers besides the controllers.
+type Options struct {
+	// Sim is the simulated infrastructure to run; its Client is set by Setup.
+	Sim *sim.Provider
+	// Webhooks registers capk3s's webhooks on the manager's webhook server.
+	Webhooks bool
+	// Concurrency is each controller's MaxConcurrentReconciles (default 4).
+	Concurrency int
+}
+
+// Setup registers everything on mgr. ctx is the manager's: it ends when the manager
+// stops.
+func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+	if opts.Concurrency == 0 {
+		opts.Concurrency = 4
+	}
+	copts := controller.Options{MaxConcurrentReconciles: opts.Concurrency}
+	if err := index.AddDefaultIndexes(ctx, mgr); err != nil {
+		return fmt.Errorf("indexes: %w", err)
+	}
+	// CAPI's own options: its Machine controller drains with live Pod lists.
+	cc, err := clustercache.SetupWithManager(ctx, mgr, clustercache.Options{
+		SecretClient: mgr.GetAPIReader(),
+		Cache:        setup.ClusterCacheCacheOptions(),
+		Client:       setup.ClusterCacheClientOptions("capk3s-stack", 100, 200),
+	}, copts)
+	if err != nil {
+		return fmt.Errorf("cluster cache: %w", err)
+	}
+	// The first connection attempt comes before the kubeconfig Secret exists; the
+	// default retry interval (30s) would idle every new cluster that long.
+	if s, ok := cc.(interface{ SetConnectionCreationRetryInterval(time.Duration) }); ok {
+		s.SetConnectionCreationRetryInterval(2 * time.Second)
+	}
+	c, r := mgr.GetClient(), mgr.GetAPIReader()
+	for name, setupFn := range map[string]func() error{
+		"CAPI Cluster": func() error {
+			return (&clustercontroller.Reconciler{Client: c, APIReader: r, ClusterCache: cc, RemoteConnectionGracePeriod: 50 * time.Second}).
+				SetupWithManager(ctx, mgr, copts)
+		},
+		"CAPI Machine": func() error {
+			return (&machinecontroller.Reconciler{Client: c, APIReader: r, ClusterCache: cc, RemoteConditionsGracePeriod: 5 * time.Minute}).
+				SetupWithManager(ctx, mgr, copts)
+		},
+		"CAPI MachineSet": func() error {
+			return (&machinesetcontroller.Reconciler{Client: c, APIReader: r, ClusterCache: cc}).SetupWithManager(ctx, mgr, copts)
+		},
+		"CAPI MachineDeployment": func() error {
+			return (&machinedeploymentcontroller.Reconciler{Client: c, APIReader: r}).SetupWithManager(ctx, mgr, copts)
+		},
+		"KThreesControlPlane": func() error {
+			return (&controlplane.Reconciler{Client: c, ClusterCache: cc}).SetupWithManager(ctx, mgr, copts)
+		},
+		"KThreesConfig": func() error {
+			return (&bootstrap.Reconciler{Client: c}).SetupWithManager(ctx, mgr, copts)
+		},
+	} {
+		if err := setupFn(); err != nil {
+			return fmt.Errorf("%s reconciler: %w", name, err)
+		}
+	}
+	if opts.Sim != nil {
+		opts.Sim.Client = c
+		if err := opts.Sim.SetupWithManager(mgr, copts); err != nil {
+			return fmt.Errorf("simulator: %w", err)
+		}
+	}
+	if opts.Webhooks {
+		if err := bootstrapwebhooks.SetupWebhooks(mgr); err != nil {
+			return fmt.Errorf("bootstrap webhooks: %w", err)
+		}
+		if err := controlplanewebhooks.SetupWebhooks(mgr); err != nil {
+			return fmt.Errorf("control-plane webhooks: %w", err)
+		}
+	}
+	return nil
+}
