@@ -6,7 +6,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/cluster-api/util/predicates"
 	"sigs.k8s.io/cluster-api/util/secret"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -47,14 +46,15 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 }
 
 // clusterControlPlaneInitialized passes Cluster updates that initialize the control
-// plane. CAPI's predicate of that name looks only at the ControlPlaneInitialized
-// condition, while the contract's field, which joining machines wait for, is
-// status.initialization.controlPlaneInitialized; either turning true counts.
+// plane, by the contract's field status.initialization.controlPlaneInitialized: the
+// field that role() reads. CAPI's predicate of that name looks at the
+// ControlPlaneInitialized condition instead, which CAPI may set in an earlier update
+// than the field: a config woken by the condition would read the field still false
+// and wait, and the field's own update would then wake no one.
 func clusterControlPlaneInitialized() predicate.Funcs {
 	initialized := func(o client.Object) bool {
 		c, ok := o.(*clusterv1.Cluster)
-		return ok && (ptr.Deref(c.Status.Initialization.ControlPlaneInitialized, false) ||
-			conditions.IsTrue(c, clusterv1.ClusterControlPlaneInitializedCondition))
+		return ok && ptr.Deref(c.Status.Initialization.ControlPlaneInitialized, false)
 	}
 	return predicate.Funcs{
 		UpdateFunc:  func(e event.UpdateEvent) bool { return !initialized(e.ObjectOld) && initialized(e.ObjectNew) },

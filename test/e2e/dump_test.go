@@ -31,7 +31,7 @@ func (s *scenario) dump() {
 		{"KThreesConfig", &bootstrapv1.KThreesConfigList{}, func(l client.ObjectList) map[string][]metav1.Condition {
 			out := map[string][]metav1.Condition{}
 			for _, o := range l.(*bootstrapv1.KThreesConfigList).Items {
-				out[o.Name] = o.Status.Conditions
+				out[fmt.Sprintf("%s (labels %v, owners %d)", o.Name, o.Labels, len(o.OwnerReferences))] = o.Status.Conditions
 			}
 			return out
 		}},
@@ -54,6 +54,10 @@ func (s *scenario) dump() {
 				fmt.Fprintf(&b, "  %s=%s %s: %q\n", c.Type, c.Status, c.Reason, c.Message)
 			}
 		}
+	}
+	c := &clusterv1.Cluster{}
+	if err := env.Client.Get(s.ctx, s.key, c); err == nil {
+		fmt.Fprintf(&b, "Cluster initialization: %+v\n", c.Status.Initialization)
 	}
 	s.t.Log("state of the cluster's objects:\n" + b.String())
 }

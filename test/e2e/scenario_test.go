@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -40,6 +41,9 @@ type scenario struct {
 	objs     *stack.Cluster
 	token    *tokenWatch
 	workload client.Client
+	// deleting is set once the scenario deletes its cluster: its servers then go
+	// without leaving etcd, and quorum is lost on purpose.
+	deleting bool
 }
 
 // newScenario starts the stack if needed and builds (but does not create) a cluster.
@@ -77,7 +81,7 @@ func (s *scenario) create() {
 // healthy fails fast when the simulator saw what must never happen: etcd quorum lost,
 // or a machine whose bootstrap data k3s would refuse.
 func (s *scenario) healthy(ctx context.Context) error {
-	if simulator.QuorumLost(s.key) {
+	if simulator.QuorumLost(s.key) && !s.deleting {
 		return errors.New("etcd lost quorum")
 	}
 	list := &simv1.SimMachineList{}
@@ -264,4 +268,28 @@ func (s *scenario) clusterAvailable() {
 		}
 		return cond.Status == metav1.ConditionTrue, cond.Reason + ": " + cond.Message, nil
 	})
+}
+
+// serverNames are the names of the control plane's Machines.
+func (s *scenario) serverNames() sets.Set[string] {
+	s.t.Helper()
+	machines, err := s.serverMachines(s.ctx)
+	s.must("listing servers", err)
+	names := sets.New[string]()
+	for _, m := range machines {
+		names.Insert(m.Name)
+	}
+	return names
+}
+
+// agentNames are the names of the MachineDeployment's Machines.
+func (s *scenario) agentNames() sets.Set[string] {
+	s.t.Helper()
+	machines, err := s.machines(s.ctx, client.MatchingLabels{stack.PoolLabel: "agents"})
+	s.must("listing agents", err)
+	names := sets.New[string]()
+	for _, m := range machines {
+		names.Insert(m.Name)
+	}
+	return names
 }
