@@ -65,6 +65,9 @@ func (r *Reconciler) createInfraMachine(ctx context.Context, cluster *clusterv1.
 	if err != nil {
 		return nil, ref, fmt.Errorf("reading infrastructure template %s %s: %w", ref.Kind, ref.Name, err)
 	}
+	if err := r.ownTemplateByCluster(ctx, cluster, template); err != nil {
+		return nil, ref, err
+	}
 	owner := controllerRef(kcp)
 	infra, err := external.GenerateTemplate(&external.GenerateTemplateInput{
 		Template: template,
