@@ -12,6 +12,12 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS_DIR="${CAPK3S_TOOLS_DIR:-$HOME/.cache/capk3s/bin}"
 mkdir -p "$TOOLS_DIR"
 
+# One build at a time per cache: two runs (two work trees, or make targets run in
+# parallel) would otherwise write the same temporary file. The lock is released when
+# this script exits.
+exec 9>"$TOOLS_DIR/.lock"
+flock 9
+
 KUBERNETES_VERSION="v1.37.2"
 ETCD_VERSION="v3.7.0"             # the etcd that k8s.io/kubernetes $KUBERNETES_VERSION requires
 CONTROLLER_GEN_VERSION="v0.23.0"
