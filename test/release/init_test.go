@@ -118,6 +118,12 @@ func TestClusterctlInit(t *testing.T) {
 			checkInventory(t, p, repo.version)
 		})
 	}
+	for _, p := range providers {
+		t.Run(p.label+" manager runs with its RBAC", func(t *testing.T) {
+			t.Parallel()
+			checkManagerRuns(t, p)
+		})
+	}
 }
 
 // removeInstalledWebhooks deletes the webhook configurations that clusterctl init
