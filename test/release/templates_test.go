@@ -22,8 +22,8 @@ type flavor struct {
 	// kinds the generated objects must be, in any order.
 	kinds []string
 	// infra is the apiVersion of the flavor's infrastructure kinds. They are created
-	// like the rest when the test apiserver serves them (CAPD's CRDs, from the module
-	// cache), else only their apiVersion is checked.
+	// like the rest when the test apiserver serves them (see installInfraCRDs), else
+	// only their apiVersion is checked.
 	infra string
 }
 
@@ -71,13 +71,13 @@ func TestGeneratedClusters(t *testing.T) {
 	startWebhooks(t)
 	release := buildRelease(t)
 	repo := newRepository(t, release)
-	capd := installCAPDCRDs(t, repo.capiVersion)
+	served := installInfraCRDs(t, repo.capiVersion)
 
 	for _, f := range flavors {
 		t.Run(f.file, func(t *testing.T) {
 			ns := env.NewNamespace(t)
 			objs := generate(t, repo, release, f.file, ns, 3)
-			infraServed := capd && f.infra == capdAPIVersion
+			infraServed := served[f.infra]
 			var kinds []string
 			for i := range objs {
 				obj := &objs[i]
