@@ -3,6 +3,7 @@
 #   make test      everything CI runs: tools (built once, cached), stale-generated-files
 #                  check, go vet, golangci-lint, all tests on a real kube-apiserver.
 #   make generate  deepcopy, CRDs and RBAC from the Go markers.
+#   make release-manifests  what a release publishes, into out/ (clusterctl's files).
 
 SHELL := /usr/bin/env bash -o pipefail
 .SHELLFLAGS := -ec
@@ -15,6 +16,12 @@ export KUBEBUILDER_ASSETS := $(TOOLS_DIR)
 CONTROLLER_GEN := $(TOOLS_DIR)/controller-gen
 GOLANGCI_LINT := $(TOOLS_DIR)/golangci-lint
 KUSTOMIZE := $(TOOLS_DIR)/kustomize
+
+# Release: manager images are $(REGISTRY)/capk3s-{bootstrap,control-plane}-controller:$(TAG).
+REGISTRY ?= ghcr.io/capk3s
+TAG ?= dev
+RELEASE_DIR ?= out
+DOCKER ?= docker
 
 # Test flags: -count=1 so that integration tests always talk to a real apiserver,
 # -p 2 to match this project's 2-core machines (each package starts its own apiserver).
@@ -34,9 +41,9 @@ generate: ## Regenerate deepcopy, CRDs and RBAC.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/... paths=./test/sim/api/...
 	$(CONTROLLER_GEN) crd paths=./api/bootstrap/... output:crd:dir=config/bootstrap/crd/bases
 	$(CONTROLLER_GEN) crd paths=./api/controlplane/... output:crd:dir=config/controlplane/crd/bases
-	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./internal/bootstrap/... output:rbac:dir=config/bootstrap/rbac
+	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./internal/bootstrap/... paths=./internal/manager/... output:rbac:dir=config/bootstrap/rbac
 	$(CONTROLLER_GEN) webhook paths=./internal/webhooks/bootstrap/... output:webhook:dir=config/bootstrap/webhook
-	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./internal/controlplane/... output:rbac:dir=config/controlplane/rbac
+	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./internal/controlplane/... paths=./internal/manager/... output:rbac:dir=config/controlplane/rbac
 	$(CONTROLLER_GEN) webhook paths=./internal/webhooks/controlplane/... output:webhook:dir=config/controlplane/webhook
 	$(CONTROLLER_GEN) crd paths=./test/sim/api/... output:crd:dir=test/sim/config/crd/bases
 
@@ -66,6 +73,16 @@ fmt-check: ## Fail if any Go file is not gofmt-ed.
 .PHONY: build
 build: ## Build the manager binaries into bin/.
 	go build -o bin/ ./cmd/...
+
+.PHONY: release-manifests
+release-manifests: ## Write the components files, metadata.yaml and cluster templates into $(RELEASE_DIR)/.
+	hack/ensure-tools.sh kustomize
+	KUSTOMIZE=$(KUSTOMIZE) REGISTRY=$(REGISTRY) TAG=$(TAG) hack/release-manifests.sh $(RELEASE_DIR)
+
+.PHONY: docker-build
+docker-build: ## Build both manager images (needs a Docker engine; not part of 'make test').
+	$(DOCKER) build --build-arg MANAGER=bootstrap-manager -t $(REGISTRY)/capk3s-bootstrap-controller:$(TAG) .
+	$(DOCKER) build --build-arg MANAGER=controlplane-manager -t $(REGISTRY)/capk3s-control-plane-controller:$(TAG) .
 
 .PHONY: unit
 unit: ## Run the tests (needs the tools; 'make test' builds them).

@@ -1,0 +1,7 @@
+// Package release proves that what a capk3s release publishes works with clusterctl:
+// hack/release-manifests.sh builds the components files, metadata.yaml and cluster
+// templates; clusterctl, used as a library against a local file repository, installs
+// both providers on a real kube-apiserver and generates clusters from every template;
+// the generated objects go through capk3s's webhooks; and every template variable is
+// documented.
+package release
