@@ -3,6 +3,7 @@
 #   make test      everything CI runs: tools (built once, cached), stale-generated-files
 #                  check, go vet, golangci-lint, all tests on a real kube-apiserver.
 #   make generate  deepcopy, CRDs and RBAC from the Go markers.
+#   make sandbox   capk3s on simulated k3s machines, with a demo cluster (SANDBOX_FLAGS=...).
 #   make release-manifests  what a release publishes, into out/ (clusterctl's files).
 
 SHELL := /usr/bin/env bash -o pipefail
@@ -83,6 +84,11 @@ release-manifests: ## Write the components files, metadata.yaml and cluster temp
 docker-build: ## Build both manager images (needs a Docker engine; not part of 'make test').
 	$(DOCKER) build --build-arg MANAGER=bootstrap-manager -t $(REGISTRY)/capk3s-bootstrap-controller:$(TAG) .
 	$(DOCKER) build --build-arg MANAGER=controlplane-manager -t $(REGISTRY)/capk3s-control-plane-controller:$(TAG) .
+
+.PHONY: sandbox
+sandbox: ## Run capk3s locally on simulated k3s machines and bring up a demo cluster (Ctrl-C stops).
+	hack/ensure-tools.sh etcd kube-apiserver kube-controller-manager
+	go run ./cmd/capk3s sandbox $(SANDBOX_FLAGS)
 
 .PHONY: unit
 unit: ## Run the tests (needs the tools; 'make test' builds them).

@@ -1,9 +1,12 @@
 // Command capk3s is the project's command-line tool. Its subcommands:
 //
 //	capk3s render -f kthreesconfig.yaml [--role server-init|server-join|agent] [--endpoint host:port]
+//	capk3s sandbox [--exit-when-ready] [--dir .sandbox]
 //
 // render prints, offline, the cloud-config a machine would boot from, with
-// placeholders where the cluster's secrets go.
+// placeholders where the cluster's secrets go. sandbox runs a management plane,
+// Cluster API, both capk3s providers and the k3s simulator in this process, and
+// brings up a demo cluster (see the README's quick start).
 package main
 
 import (
@@ -26,6 +29,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "render":
 		return runRender(args[1:], stdin, stdout, stderr)
+	case "sandbox":
+		return runSandbox(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		_, _ = fmt.Fprint(stdout, usage)
 		return 0
@@ -39,6 +44,7 @@ const usage = `Usage: capk3s <command> [flags]
 
 Commands:
   render   print the cloud-config a KThreesConfig produces, offline, with placeholder secrets
+  sandbox  run capk3s locally on simulated machines and bring up a demo cluster
 
 Run 'capk3s <command> -h' for a command's flags.
 `

@@ -133,3 +133,7 @@ func (e *Environment) NewNamespace(t testing.TB) string {
 	})
 	return ns.Name
 }
+
+// KubeConfig is a kubeconfig file for the control plane, as an admin: for tools such
+// as kubectl, outside the process.
+func (e *Environment) KubeConfig() []byte { return e.env.KubeConfig }
