@@ -273,20 +273,19 @@ func (s *scenario) clusterAvailable() {
 // serverNames are the names of the control plane's Machines.
 func (s *scenario) serverNames() sets.Set[string] {
 	s.t.Helper()
-	machines, err := s.serverMachines(s.ctx)
-	s.must("listing servers", err)
-	names := sets.New[string]()
-	for _, m := range machines {
-		names.Insert(m.Name)
-	}
-	return names
+	return s.machineNames(client.MatchingLabels{clusterv1.MachineControlPlaneNameLabel: s.objs.ControlPlane.Name})
 }
 
 // agentNames are the names of the MachineDeployment's Machines.
 func (s *scenario) agentNames() sets.Set[string] {
 	s.t.Helper()
-	machines, err := s.machines(s.ctx, client.MatchingLabels{stack.PoolLabel: "agents"})
-	s.must("listing agents", err)
+	return s.machineNames(client.MatchingLabels{stack.PoolLabel: "agents"})
+}
+
+func (s *scenario) machineNames(labels client.MatchingLabels) sets.Set[string] {
+	s.t.Helper()
+	machines, err := s.machines(s.ctx, labels)
+	s.must("listing Machines", err)
 	names := sets.New[string]()
 	for _, m := range machines {
 		names.Insert(m.Name)

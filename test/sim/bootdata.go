@@ -118,7 +118,9 @@ func (b *bootData) readK3s() error {
 	return nil
 }
 
-// decodeContent applies cloud-init's write_files encodings.
+// decodeContent applies cloud-init's write_files encodings. internal/token reads
+// bootstrap data too, but the simulator keeps its own reader on purpose: it stands for
+// the machine, and a mistake shared with the product would hide from both.
 func decodeContent(content, encoding string) ([]byte, error) {
 	switch strings.ToLower(encoding) {
 	case "", "text/plain":
