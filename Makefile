@@ -65,7 +65,7 @@ vet: ## go vet the project (hack/tools only pins binaries' sources; it has no co
 .PHONY: lint
 lint: ## golangci-lint (config in .golangci.yml).
 	hack/ensure-tools.sh golangci-lint
-	$(GOLANGCI_LINT) run ./...
+	$(GOLANGCI_LINT) run --allow-parallel-runners ./...
 
 .PHONY: fmt-check
 fmt-check: ## Fail if any Go file is not gofmt-ed.
