@@ -75,7 +75,8 @@ func ignitionFile(f File) (igntypes.File, error) {
 	user, group := ignitionOwner(f.Owner)
 	return igntypes.File{
 		Node: igntypes.Node{
-			Path: f.Path,
+			// Ignition wants clean paths; "/a//b" is the file cloud-init writes too.
+			Path: path.Clean(f.Path),
 			User: user, Group: group,
 			// cloud-init replaces files the image already has (/etc/motd, ...);
 			// without this Ignition would fail the boot instead.
