@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/coreos/go-systemd/v22/unit"
 	ign "github.com/coreos/ignition/v2/config/v3_5"
 	igntypes "github.com/coreos/ignition/v2/config/v3_5/types"
-	"github.com/coreos/go-systemd/v22/unit"
 	"github.com/vincent-petithory/dataurl"
 )
 
