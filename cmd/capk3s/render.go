@@ -36,6 +36,7 @@ func runRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	role := fs.String("role", "", "server-init, server-join or agent (default: server-init for a KThreesControlPlane, agent otherwise)")
 	endpoint := fs.String("endpoint", "cluster.example:6443", "the control plane endpoint machines join, host:port")
 	version := fs.String("version", "", "k3s version, when the object does not set one")
+	format := fs.String("format", "", "cloud-config or ignition (default: the object's spec.format, else cloud-config)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -44,7 +45,7 @@ func runRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	out, err := render(*file, *role, *endpoint, *version, stdin)
+	out, err := render(*file, *role, *endpoint, *version, *format, stdin)
 	if err != nil {
 		_, _ = fmt.Fprintf(stderr, "capk3s render: %v\n", err)
 		return 1
@@ -53,7 +54,7 @@ func runRender(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func render(file, role, endpoint, version string, stdin io.Reader) ([]byte, error) {
+func render(file, role, endpoint, version, format string, stdin io.Reader) ([]byte, error) {
 	raw, err := readInput(file, stdin)
 	if err != nil {
 		return nil, err
@@ -64,6 +65,13 @@ func render(file, role, endpoint, version string, stdin io.Reader) ([]byte, erro
 	}
 	if role == "" {
 		role = string(defaultRole)
+	}
+	switch f := bootstrapv1.Format(format); f {
+	case "":
+	case bootstrapv1.CloudConfig, bootstrapv1.Ignition:
+		spec.Format = f
+	default:
+		return nil, fmt.Errorf("--format %q: want cloud-config or ignition", format)
 	}
 	in := cloudinit.Input{Role: cloudinit.Role(role), Spec: spec, Version: spec.Version}
 	if in.Version == "" {

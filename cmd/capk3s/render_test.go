@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,6 +112,23 @@ func TestRenderAgentJoinsTheEndpointWithTheAgentToken(t *testing.T) {
 	}
 }
 
+func TestRenderIgnition(t *testing.T) {
+	out, stderr, code := renderArgs(t, workerManifest, "--version", "1.31.4+k3s1", "--format", "ignition")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var cfg struct {
+		Ignition struct{ Version string }
+		Systemd  struct{ Units []struct{ Name string } }
+	}
+	if err := json.Unmarshal([]byte(out), &cfg); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, out)
+	}
+	if cfg.Ignition.Version != "3.4.0" || len(cfg.Systemd.Units) != 1 || cfg.Systemd.Units[0].Name != "capk3s-bootstrap.service" {
+		t.Errorf("Ignition output = %+v", cfg)
+	}
+}
+
 func TestRenderRejectsBadInput(t *testing.T) {
 	cases := []struct {
 		name, manifest string
@@ -122,6 +140,7 @@ func TestRenderRejectsBadInput(t *testing.T) {
 		{"bad role", controlPlaneManifest, []string{"--role", "master"}, 1, `--role "master"`},
 		{"bad endpoint", controlPlaneManifest, []string{"--endpoint", "nohost"}, 1, "--endpoint"},
 		{"unknown kind", "kind: Machine\n", nil, 1, `kind "Machine"`},
+		{"bad format", controlPlaneManifest, []string{"--format", "butane"}, 1, `--format "butane"`},
 		{"unknown field", strings.Replace(workerManifest, "nodeLabels", "nodeLabelz", 1), []string{"--version", "v1.31.4"}, 1, "nodeLabelz"},
 	}
 	for _, tc := range cases {

@@ -12,12 +12,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+	"github.com/capk3s/capk3s/internal/cloudinit"
 )
 
-// cloudConfigFormat is the contract's "format" value for cloud-init data.
-const cloudConfigFormat = "cloud-config"
-
-// createDataSecret stores the bootstrap data in a Secret named after the config and
+// createDataSecret stores the bootstrap data, and the contract's "format" key
+// naming what the renderer wrote (cloud-config or ignition), in a Secret named after the config and
 // controlled by it, as the bootstrap contract expects. A Secret left by an earlier
 // pass whose status update failed is kept as it is, if this config controls it:
 // rendering again could differ (a new lock holder, a new token form) from what a
@@ -30,7 +29,7 @@ func createDataSecret(ctx context.Context, c client.Client, cluster *clusterv1.C
 			Labels:    map[string]string{clusterv1.ClusterNameLabel: cluster.Name},
 		},
 		Type: clusterv1.ClusterSecretType,
-		Data: map[string][]byte{"value": data, "format": []byte(cloudConfigFormat)},
+		Data: map[string][]byte{"value": data, "format": []byte(cloudinit.FormatOf(config.Spec))},
 	}
 	if err := controllerutil.SetControllerReference(config, s, c.Scheme()); err != nil {
 		return fmt.Errorf("owning bootstrap data Secret: %w", err)

@@ -1,5 +1,6 @@
-// Package cloudinit renders the cloud-config that installs k3s on a Cluster API
-// machine. It is a pure function of its Input: the caller resolves Secrets, tokens
+// Package cloudinit renders the bootstrap data that installs k3s on a Cluster API
+// machine: a cloud-config, or with spec.format "ignition" an Ignition config. Both
+// encode one plan (plan.go): the files and commands below. It is a pure function of its Input: the caller resolves Secrets, tokens
 // and CA material first, so that rendering can be tested without a cluster and
 // cannot fail half-way through talking to the API server.
 //

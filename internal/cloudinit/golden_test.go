@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
@@ -129,7 +130,7 @@ func goldenCases() []goldenCase {
 		},
 		// Only the cloud provider is read from serverConfig on an agent.
 		ServerConfig: bootstrapv1.KThreesServerConfig{
-			CloudProviderName: ptr("aws"),
+			CloudProviderName: ptr.To("aws"),
 			KubeAPIServerArgs: []string{"ignored=true"},
 			TLSSan:            []string{"ignored.example.com"},
 			HTTPSListenPort:   "not-a-port-but-ignored",
@@ -138,7 +139,7 @@ func goldenCases() []goldenCase {
 	airGapped := agentSpec
 	airGapped.AgentConfig.AirGapped = true
 	airGapped.AgentConfig.AirGappedInstallScriptPath = "/opt/k3s/install it.sh"
-	airGapped.ServerConfig = bootstrapv1.KThreesServerConfig{CloudProviderName: ptr("")}
+	airGapped.ServerConfig = bootstrapv1.KThreesServerConfig{CloudProviderName: ptr.To("")}
 
 	regSpec := bootstrapv1.KThreesConfigSpec{
 		AgentConfig: bootstrapv1.KThreesAgentConfig{
@@ -155,7 +156,7 @@ func goldenCases() []goldenCase {
 		},
 		ServerConfig: bootstrapv1.KThreesServerConfig{
 			DeprecatedDisableExternalCloudProvider: true,
-			DisableCloudController:                 ptr(false),
+			DisableCloudController:                 ptr.To(false),
 		},
 	}
 

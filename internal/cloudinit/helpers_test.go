@@ -114,5 +114,3 @@ func anyList(s ...string) []any {
 	}
 	return out
 }
-
-func ptr[T any](v T) *T { return &v }

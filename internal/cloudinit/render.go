@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net/url"
 
-	"sigs.k8s.io/yaml"
-
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 )
 
@@ -75,68 +73,39 @@ type Input struct {
 	InstallScriptURL string
 }
 
-// cloudConfig is the part of cloud-init's schema that capk3s writes.
-type cloudConfig struct {
-	WriteFiles []writeFile `json:"write_files,omitempty"`
-	RunCmd     []string    `json:"runcmd"`
+// Render returns the bootstrap data that installs and configures k3s for in.Role,
+// in the format in.Spec.Format names (cloud-config when empty). Both formats come
+// from one plan, so they carry the same files and commands.
+func Render(in Input) ([]byte, error) {
+	encode, err := encoderFor(in.Spec.Format)
+	if err != nil {
+		return nil, err
+	}
+	p, err := newPlan(in)
+	if err != nil {
+		return nil, err
+	}
+	return encode(p)
 }
 
-// header must stay a plain "#cloud-config": a "## template: jinja" line would make
-// cloud-init expand "{{ }}" in user files and commands.
-const header = "#cloud-config\n"
+// FormatOf is the format Render writes for spec, as the bootstrap contract's
+// "format" Secret key spells it.
+func FormatOf(spec bootstrapv1.KThreesConfigSpec) bootstrapv1.Format {
+	if spec.Format == "" {
+		return bootstrapv1.CloudConfig
+	}
+	return spec.Format
+}
 
-// Render returns the cloud-config that installs and configures k3s for in.Role.
-func Render(in Input) ([]byte, error) {
-	version, err := normalizeVersion(in.Version)
-	if err != nil {
-		return nil, err
+func encoderFor(f bootstrapv1.Format) (func(*plan) ([]byte, error), error) {
+	switch f {
+	case "", bootstrapv1.CloudConfig:
+		return encodeCloudConfig, nil
+	case bootstrapv1.Ignition:
+		return encodeIgnition, nil
+	default:
+		return nil, fmt.Errorf("spec.format %q: want %s or %s", f, bootstrapv1.CloudConfig, bootstrapv1.Ignition)
 	}
-	if err := checkInput(in); err != nil {
-		return nil, err
-	}
-
-	var files fileSet
-	for _, c := range in.Certificates {
-		if err := files.addCertificate(c); err != nil {
-			return nil, err
-		}
-	}
-	k3sConfig, err := renderK3sConfig(in)
-	if err != nil {
-		return nil, err
-	}
-	if err := files.addGenerated(k3sConfigPath, k3sConfig); err != nil {
-		return nil, err
-	}
-	if reg := in.Spec.AgentConfig.Registries; reg != nil {
-		regYAML, caFiles, err := renderRegistries(reg, in.RegistryCredentials)
-		if err != nil {
-			return nil, err
-		}
-		if err := files.addGenerated(registriesPath, regYAML); err != nil {
-			return nil, err
-		}
-		for _, ca := range caFiles {
-			if err := files.addGenerated(ca.path, ca.content); err != nil {
-				return nil, err
-			}
-		}
-	}
-	for _, f := range in.Files {
-		if err := files.addUser(f); err != nil {
-			return nil, err
-		}
-	}
-
-	cmds, err := runCommands(in, version)
-	if err != nil {
-		return nil, err
-	}
-	out, err := yaml.Marshal(cloudConfig{WriteFiles: files.entries, RunCmd: cmds})
-	if err != nil {
-		return nil, fmt.Errorf("marshalling cloud-config: %w", err)
-	}
-	return append([]byte(header), out...), nil
 }
 
 // checkInput rejects combinations that would give a machine that cannot join, or

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/utils/ptr"
+
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 )
 
@@ -130,9 +132,9 @@ func TestKubeletCloudProvider(t *testing.T) {
 		wantKubelt []any
 	}{
 		{"nil means external", bootstrapv1.KThreesServerConfig{}, ServerInit, anyList("cloud-provider=external", "v=2")},
-		{"named", bootstrapv1.KThreesServerConfig{CloudProviderName: ptr("aws")}, Agent, anyList("cloud-provider=aws", "v=2")},
-		{"empty sets nothing", bootstrapv1.KThreesServerConfig{CloudProviderName: ptr("")}, ServerJoin, anyList("v=2")},
-		{"deprecated disable wins", bootstrapv1.KThreesServerConfig{CloudProviderName: ptr("aws"), DeprecatedDisableExternalCloudProvider: true}, Agent, anyList("v=2")},
+		{"named", bootstrapv1.KThreesServerConfig{CloudProviderName: ptr.To("aws")}, Agent, anyList("cloud-provider=aws", "v=2")},
+		{"empty sets nothing", bootstrapv1.KThreesServerConfig{CloudProviderName: ptr.To("")}, ServerJoin, anyList("v=2")},
+		{"deprecated disable wins", bootstrapv1.KThreesServerConfig{CloudProviderName: ptr.To("aws"), DeprecatedDisableExternalCloudProvider: true}, Agent, anyList("v=2")},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -152,7 +154,7 @@ func TestKubeletCloudProvider(t *testing.T) {
 
 func TestDisableCloudControllerAndPrivateRegistry(t *testing.T) {
 	in := minimal(ServerJoin)
-	in.Spec.ServerConfig.DisableCloudController = ptr(true)
+	in.Spec.ServerConfig.DisableCloudController = ptr.To(true)
 	in.Spec.AgentConfig.PrivateRegistry = "/opt/registries.yaml"
 	out, err := Render(in)
 	if err != nil {

@@ -198,6 +198,9 @@ func TestRenderRandomized(t *testing.T) {
 			t.Fatalf("case %d: Render: %v\ninput: %#v", i, err, in)
 		}
 		checkRoundTrip(t, in, files, out)
+		// Ignition carries the same plan: checked against the cloud-config just
+		// verified, file by file and command by command.
+		checkSameAsCloudConfig(t, in)
 		if t.Failed() {
 			t.Fatalf("case %d failed; output:\n%s", i, out)
 		}
@@ -269,5 +272,6 @@ func FuzzRenderRoundTrip(f *testing.F) {
 			t.Fatalf("Render: %v", err)
 		}
 		checkRoundTrip(t, in, files, out)
+		checkSameAsCloudConfig(t, in)
 	})
 }

@@ -50,11 +50,16 @@ func upToDateReason(m *clusterv1.Machine, objs serverObjects, kcp *controlplanev
 }
 
 // normalizedConfigSpec drops what desiredKThreesConfig leaves to the Machine (the
-// version). equality.Semantic already treats empty and nil lists alike, so a round
+// version) and what renders the same bootstrap data either way (format
+// cloud-config or unset). equality.Semantic already treats empty and nil lists alike, so a round
 // trip through the apiserver does not count as a change.
 func normalizedConfigSpec(spec bootstrapv1.KThreesConfigSpec) bootstrapv1.KThreesConfigSpec {
 	out := *spec.DeepCopy()
 	out.Version = ""
+	// Spelling out the default format changes no machine's bootstrap data.
+	if out.Format == bootstrapv1.CloudConfig {
+		out.Format = ""
+	}
 	return out
 }
 

@@ -167,6 +167,8 @@ func readBootData(raw []byte, format string) (*bootData, error) {
 	switch format {
 	case "", "cloud-config":
 		return parseCloudConfig(raw)
+	case "ignition":
+		return parseIgnition(raw)
 	default:
 		return nil, fmt.Errorf("bootstrap data format %q is not one the simulator boots", format)
 	}

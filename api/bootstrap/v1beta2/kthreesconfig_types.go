@@ -41,7 +41,25 @@ type KThreesConfigSpec struct {
 	// +kubebuilder:validation:MaxLength=256
 	// +kubebuilder:validation:Pattern=`^v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.+-]*)?$`
 	Version string `json:"version,omitempty"`
+
+	// format is the bootstrap data's format: "cloud-config" (cloud-init) or
+	// "ignition" (Ignition spec 3.4, for Flatcar, Fedora CoreOS and the like).
+	// Empty means cloud-config. Added by capk3s.
+	// +optional
+	Format Format `json:"format,omitempty"`
 }
+
+// Format is the format of the bootstrap data, with the values of the Cluster API
+// bootstrap contract's "format" Secret key.
+// +kubebuilder:validation:Enum=cloud-config;ignition
+type Format string
+
+const (
+	// CloudConfig is a cloud-init #cloud-config document.
+	CloudConfig Format = "cloud-config"
+	// Ignition is an Ignition config (JSON).
+	Ignition Format = "ignition"
+)
 
 // KThreesServerConfig holds the k3s server options that capk3s sets in
 // /etc/rancher/k3s/config.yaml.
