@@ -50,7 +50,9 @@ func TestDatastoreServersLeaveWithoutHandover(t *testing.T) {
 func TestNextStepOnDatastore(t *testing.T) {
 	zero := 0
 	fresh := func(name string) *clusterv1.Machine { return decisionMachine(name, time.Hour) }
-	old := func(name string) *clusterv1.Machine { return decisionMachine(name, time.Hour, withVersion("v1.30.8+k3s1")) }
+	old := func(name string) *clusterv1.Machine {
+		return decisionMachine(name, time.Hour, withVersion("v1.30.8+k3s1"))
+	}
 	for _, tc := range []struct {
 		name        string
 		kcp         *controlplanev1.KThreesControlPlane
