@@ -111,7 +111,24 @@ func render(file, role, endpoint, version, format string, stdin io.Reader) ([]by
 	}
 	in.Files = placeholderFiles(spec.Files)
 	in.RegistryCredentials = placeholderRegistryCredentials(spec.AgentConfig.Registries)
+	if d := spec.ServerConfig.Datastore; d != nil && tokenRole == bootstrap.Server {
+		// Servers on a datastore join through it, as the bootstrap provider renders them.
+		in.ServerURL = ""
+		in.Datastore = placeholderDatastore(d)
+	}
 	return cloudinit.Render(in)
+}
+
+func placeholderDatastore(d *bootstrapv1.Datastore) *cloudinit.Datastore {
+	ref := func(r bootstrapv1.SecretKeyReference) string { return r.Key + " of Secret " + r.Name }
+	out := &cloudinit.Datastore{Endpoint: "PLACEHOLDER-datastore-endpoint (" + ref(d.EndpointSecret) + ")"}
+	if d.CASecret != nil {
+		out.CACert = placeholderPEM(ref(*d.CASecret))
+	}
+	if d.CertSecret != nil && d.KeySecret != nil {
+		out.ClientCert, out.ClientKey = placeholderPEM(ref(*d.CertSecret)), placeholderPEM(ref(*d.KeySecret))
+	}
+	return out
 }
 
 func tokenFor(tok token.Token, role bootstrap.Role, caPEM []byte) (string, error) {

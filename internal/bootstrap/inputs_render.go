@@ -40,7 +40,18 @@ func (r *Reconciler) inputs(ctx context.Context, cluster *clusterv1.Cluster, con
 	}
 	in.Role = role
 	endpoint := cluster.Spec.ControlPlaneEndpoint
-	if role != cloudinit.ServerInit {
+	onDatastore := role != cloudinit.Agent && config.Spec.ServerConfig.Datastore != nil
+	if onDatastore {
+		// Servers on an external datastore find the cluster there: no server URL, and
+		// no cluster-init on the first one (the renderer leaves it out).
+		var missing string
+		if in.Datastore, missing, err = datastoreValues(ctx, r.Client, config); err != nil || missing != "" {
+			if missing != "" {
+				waiting(config, bootstrapv1.WaitingForDatastoreSecretReason, missing)
+			}
+			return in, false, err
+		}
+	} else if role != cloudinit.ServerInit {
 		in.ServerURL = "https://" + net.JoinHostPort(endpoint.Host, strconv.Itoa(int(endpoint.Port)))
 	}
 

@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"context"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
@@ -25,9 +26,13 @@ import (
 // SetupWithManager registers the controller and the watches that wake a waiting
 // config: its Machine or MachinePool (owner set, version), its Cluster (infrastructure
 // ready, endpoint, control plane initialized) and the cluster Secrets it waits for
-// (the join token and the CAs), so no pass polls.
+// (the join token, the CAs, and the Secrets a server's datastore names), so no pass
+// polls.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
 	log := ctrl.LoggerFrom(ctx)
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &bootstrapv1.KThreesConfig{}, datastoreSecretIndex, datastoreSecretNames); err != nil {
+		return fmt.Errorf("indexing KThreesConfigs by datastore Secret: %w", err)
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&bootstrapv1.KThreesConfig{}).
 		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(machineToConfig)).
@@ -39,7 +44,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 			))).
 		// Metadata only: the name and label are all the mapping needs, and Secret data
 		// is never cached cluster-wide.
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.clusterSecretToConfigs), builder.OnlyMetadata).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.secretToConfigs), builder.OnlyMetadata).
 		WithOptions(options).
 		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
 		Complete(r)
@@ -87,6 +92,12 @@ func machinePoolToConfig(_ context.Context, o client.Object) []reconcile.Request
 // clusterToConfigs wakes the configs of a cluster that still wait for their data.
 func (r *Reconciler) clusterToConfigs(ctx context.Context, o client.Object) []reconcile.Request {
 	return r.waitingConfigs(ctx, o.GetNamespace(), o.GetName())
+}
+
+// secretToConfigs maps a Secret to the waiting configs that need it: as a token or
+// CA Secret of their cluster, or as a Secret their datastore references.
+func (r *Reconciler) secretToConfigs(ctx context.Context, o client.Object) []reconcile.Request {
+	return append(r.clusterSecretToConfigs(ctx, o), r.datastoreSecretToConfigs(ctx, o)...)
 }
 
 // clusterSecretToConfigs maps the token and CA Secrets of a cluster to its configs.

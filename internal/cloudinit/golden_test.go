@@ -55,6 +55,15 @@ func serverSpec() bootstrapv1.KThreesConfigSpec {
 	}
 }
 
+func testDatastore() *Datastore {
+	return &Datastore{
+		Endpoint:   "postgres://k3s:pa55@db.example.com:5432/k3s?sslmode=verify-full",
+		CACert:     "-----BEGIN CERTIFICATE-----\nREJDQQ==\n-----END CERTIFICATE-----\n",
+		ClientCert: "-----BEGIN CERTIFICATE-----\nREJDTEk=\n-----END CERTIFICATE-----\n",
+		ClientKey:  "-----BEGIN EC PRIVATE KEY-----\nREJLRVk=\n-----END EC PRIVATE KEY-----\n",
+	}
+}
+
 func serverCerts() []File {
 	return []File{
 		{Path: "/var/lib/rancher/k3s/server/tls/server-ca.crt", Permissions: "0644", Content: "-----BEGIN CERTIFICATE-----\nU0VSVkVS\n-----END CERTIFICATE-----\n"},
@@ -160,7 +169,50 @@ func goldenCases() []goldenCase {
 		},
 	}
 
+	dsSpec := serverSpec()
+	dsSpec.ServerConfig.Datastore = &bootstrapv1.Datastore{
+		EndpointSecret: bootstrapv1.SecretKeyReference{Name: "pg", Key: "endpoint"},
+		CASecret:       &bootstrapv1.SecretKeyReference{Name: "pg-tls", Key: "ca.crt"},
+		CertSecret:     &bootstrapv1.SecretKeyReference{Name: "pg-tls", Key: "tls.crt"},
+		KeySecret:      &bootstrapv1.SecretKeyReference{Name: "pg-tls", Key: "tls.key"},
+	}
+	dsKeys := map[string]any{
+		"datastore-endpoint": testDatastore().Endpoint,
+		"datastore-cafile":   datastoreCAPath,
+		"datastore-certfile": datastoreCertPath,
+		"datastore-keyfile":  datastoreKeyPath,
+	}
+	dsPaths := append([]string{datastoreCAPath, datastoreCertPath, datastoreKeyPath}, serverPaths[4:]...)
+	dsPaths = append(append([]string{}, serverPaths[:4]...), dsPaths...)
+
 	return []goldenCase{
+		{
+			name: "server-init-datastore",
+			in: Input{
+				Role: ServerInit, Spec: dsSpec, Version: "v1.31.4+k3s1",
+				Token: testToken, AgentToken: testAgentToken,
+				TLSSANs:      []string{"cp.example.com", "cp-lb.example.com"},
+				Certificates: serverCerts(), Files: userFiles(), Datastore: testDatastore(),
+			},
+			wantConfig: serverKeys(dsKeys),
+			absent:     []string{"cluster-init", "server"},
+			wantRunCmd: []string{"echo pre-1", "echo 'pre 2' > /tmp/pre", wantInstall, "echo post-1", serverSentinel},
+			wantPaths:  dsPaths,
+		},
+		{
+			// Joining servers find the cluster in the datastore: no server URL.
+			name: "server-join-datastore",
+			in: Input{
+				Role: ServerJoin, Spec: dsSpec, Version: "v1.31.4+k3s1",
+				Token: testToken, AgentToken: testAgentToken,
+				TLSSANs:      []string{"cp.example.com", "cp-lb.example.com"},
+				Certificates: serverCerts(), Files: userFiles(), Datastore: testDatastore(),
+			},
+			wantConfig: serverKeys(dsKeys),
+			absent:     []string{"cluster-init", "server"},
+			wantRunCmd: []string{"echo pre-1", "echo 'pre 2' > /tmp/pre", wantInstall, "echo post-1", serverSentinel},
+			wantPaths:  dsPaths,
+		},
 		{
 			name: "server-init",
 			in: Input{
@@ -324,6 +376,15 @@ func TestRenderGoldenFiles(t *testing.T) {
 	}
 	if f := p.file(t, "/etc/motd"); f.Content != "hello {{ ds.meta_data.hostname }}\n" || f.Encoding != "" || f.Permissions != "0644" {
 		t.Errorf("motd = %+v", f)
+	}
+
+	p = render("server-join-datastore")
+	for path, content := range map[string]string{
+		datastoreCAPath: testDatastore().CACert, datastoreCertPath: testDatastore().ClientCert, datastoreKeyPath: testDatastore().ClientKey,
+	} {
+		if f := p.file(t, path); f.Permissions != "0600" || f.Owner != "root:root" || f.Content != content {
+			t.Errorf("%s = %+v, want root:root 0600 with the Secret's PEM", path, f)
+		}
 	}
 
 	p = render("registries")

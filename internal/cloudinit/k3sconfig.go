@@ -40,7 +40,9 @@ func renderK3sConfig(in Input) ([]byte, error) {
 	o.str("private-registry", ac.PrivateRegistry)
 
 	if in.Role != Agent {
-		if in.Role == ServerInit {
+		if in.Datastore != nil {
+			datastoreOptions(o, in.Datastore)
+		} else if in.Role == ServerInit {
 			o["cluster-init"] = true
 		}
 		o.str("agent-token", in.AgentToken)

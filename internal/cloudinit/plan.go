@@ -31,6 +31,11 @@ func newPlan(in Input) (*plan, error) {
 			return nil, err
 		}
 	}
+	if in.Datastore != nil {
+		if err := files.addDatastoreFiles(in.Datastore); err != nil {
+			return nil, err
+		}
+	}
 	k3sConfig, err := renderK3sConfig(in)
 	if err != nil {
 		return nil, err

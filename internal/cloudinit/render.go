@@ -13,10 +13,12 @@ import (
 type Role string
 
 const (
-	// ServerInit is the first server: it starts the embedded etcd (cluster-init) and
-	// so has no server to join.
+	// ServerInit is the first server: it starts the embedded etcd (cluster-init), or
+	// on an external datastore stores the cluster's bootstrap data there, and so has
+	// no server to join.
 	ServerInit Role = "server-init"
-	// ServerJoin is any further server; it joins Input.ServerURL.
+	// ServerJoin is any further server; it joins Input.ServerURL, or on an external
+	// datastore the datastore itself.
 	ServerJoin Role = "server-join"
 	// Agent runs workloads only; it joins Input.ServerURL.
 	Agent Role = "agent"
@@ -71,6 +73,9 @@ type Input struct {
 	// InstallScriptURL is where the k3s install script is fetched from when online
 	// (default DefaultInstallScriptURL).
 	InstallScriptURL string
+	// Datastore is the resolved spec.serverConfig.datastore; servers only, and
+	// required when the spec sets one.
+	Datastore *Datastore
 }
 
 // Render returns the bootstrap data that installs and configures k3s for in.Role,
@@ -121,6 +126,10 @@ func checkInput(in Input) error {
 			return fmt.Errorf("serverURL must be empty for role %s: the first server starts the cluster", in.Role)
 		}
 	case ServerJoin, Agent:
+		if in.ServerURL == "" && in.Role == ServerJoin && in.Datastore != nil {
+			// Servers on a datastore join through it.
+			break
+		}
 		if in.ServerURL == "" {
 			return fmt.Errorf("serverURL is required for role %s", in.Role)
 		}
@@ -138,6 +147,9 @@ func checkInput(in Input) error {
 		if len(in.Certificates) > 0 {
 			return errors.New("certificates are for servers only; an agent must not receive CA material")
 		}
+	}
+	if err := checkDatastore(in); err != nil {
+		return err
 	}
 	ac := in.Spec.AgentConfig
 	if ac.PrivateRegistry != "" && ac.Registries != nil {

@@ -105,6 +105,28 @@ func TestRenderErrors(t *testing.T) {
 		{"command YAML reads as a number", func(in *Input) { in.Spec.PreK3sCommands = []string{"0x1F85939849055613594"} }, ServerInit, `spec.preK3sCommands[0] "0x1F85939849055613594" would reach cloud-init`},
 		{"owner YAML reads as value key", func(in *Input) { in.Files = []File{{Path: "/a", Owner: "="}} }, ServerInit, `file /a: owner "=" is not a user[:group]`},
 		{"command not UTF-8", func(in *Input) { in.Spec.PreK3sCommands = []string{"\xff"} }, Agent, "spec.preK3sCommands[0] must be UTF-8 text without NUL"},
+		// A server whose datastore was not resolved must fail, not fall back to a new
+		// embedded etcd cluster.
+		{"datastore spec without values", func(in *Input) { in.Spec.ServerConfig.Datastore = &bootstrapv1.Datastore{} }, ServerInit,
+			"spec.serverConfig.datastore is set but its values were not resolved"},
+		{"datastore values without spec", func(in *Input) { in.Datastore = testDatastore() }, ServerJoin,
+			"datastore values were given but spec.serverConfig.datastore is not set"},
+		{"datastore for an agent", func(in *Input) { in.Datastore = testDatastore() }, Agent,
+			"an agent must not receive the datastore credentials"},
+		{"empty datastore endpoint", func(in *Input) {
+			in.Spec.ServerConfig.Datastore = &bootstrapv1.Datastore{}
+			in.Datastore = &Datastore{Endpoint: " "}
+		}, ServerInit, "the datastore endpoint is empty"},
+		{"datastore certificate without key", func(in *Input) {
+			in.Spec.ServerConfig.Datastore = &bootstrapv1.Datastore{}
+			in.Datastore = testDatastore()
+			in.Datastore.ClientKey = ""
+		}, ServerJoin, "the datastore client certificate and key go together"},
+		{"datastore server-init with server URL", func(in *Input) {
+			in.Spec.ServerConfig.Datastore = &bootstrapv1.Datastore{}
+			in.Datastore = testDatastore()
+			in.ServerURL = testServerURL
+		}, ServerInit, "serverURL must be empty for role server-init"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -130,7 +130,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	var seen observed
 	defer func() {
 		setStatus(cluster, kcp, seen)
-		setEtcdHealth(kcp, seen)
+		setDatastoreHealth(kcp, seen)
 		kcp.Status.ObservedGeneration = kcp.Generation
 		if err := patchHelper.Patch(ctx, kcp, patch.WithOwnedConditions{Conditions: ownedConditions}); err != nil {
 			reterr = errors.Join(reterr, fmt.Errorf("patching KThreesControlPlane: %w", err))
@@ -171,6 +171,7 @@ var ownedConditions = []string{
 	controlplanev1.RollingOutCondition,
 	remediatingCondition,
 	controlplanev1.EtcdClusterHealthyCondition,
+	controlplanev1.DatastoreAvailableCondition,
 }
 
 // reconcile runs the steps in order; each returns early when its work is not done,

@@ -68,8 +68,11 @@ func desiredMachine(kcp *controlplanev1.KThreesControlPlane, cluster *clusterv1.
 		},
 	}
 	// The pre-terminate hook holds the Machine's deletion until k3s has removed its
-	// etcd member (etcd.go). It goes on the Machine only, not on its config or infra.
-	ensureEtcdHook(m)
+	// etcd member (etcd.go). It goes on the Machine only, not on its config or infra,
+	// and not at all with an external datastore, which has no members.
+	if !externalDatastore(kcp) {
+		ensureEtcdHook(m)
+	}
 	return m
 }
 

@@ -140,7 +140,9 @@ func planEtcdMembership(cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesC
 	// server is the last member (removing the only member would destroy etcd). A
 	// deleted server whose hook is gone has left etcd already.
 	members := seen.machines.Filter(func(m *clusterv1.Machine) bool { return m.DeletionTimestamp.IsZero() || hasEtcdHook(m) })
-	if !cluster.DeletionTimestamp.IsZero() || !kcp.DeletionTimestamp.IsZero() ||
+	// An external datastore has no members either: a hook found there (a Machine
+	// hooked by hand, say) is released rather than left to block the deletion.
+	if externalDatastore(kcp) || !cluster.DeletionTimestamp.IsZero() || !kcp.DeletionTimestamp.IsZero() ||
 		!isTrue(kcp.Status.Initialization.ControlPlaneInitialized) || members.Len() <= 1 {
 		plan.release = leaving
 		return plan

@@ -40,7 +40,9 @@ func (r *Reconciler) propagate(ctx context.Context, cluster *clusterv1.Cluster, 
 		}
 		before := m.DeepCopy()
 		mergeMetadata(m, wantLabels, wantAnnotations)
-		ensureEtcdHook(m)
+		if !externalDatastore(kcp) {
+			ensureEtcdHook(m)
+		}
 		m.Spec.Deletion = desiredDeletion(kcp)
 		if err := r.patchIfChanged(ctx, before, m); err != nil {
 			return nil, err

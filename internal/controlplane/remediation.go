@@ -199,7 +199,9 @@ func decideRemediation(kcp *controlplanev1.KThreesControlPlane, machines collect
 		if len(settling) > 0 {
 			return refuse(remediationWaitingForProvisioningReason, "waiting for the node of Machine %s to be Ready", list(settling))
 		}
-		if members, healthy, quorum, ok := quorumAfterRemoval(machines, nodes, victim); !ok {
+		// An external datastore keeps the data whatever happens to the servers: no
+		// quorum to protect.
+		if members, healthy, quorum, ok := quorumAfterRemoval(machines, nodes, victim); !ok && !externalDatastore(kcp) {
 			return refuse(remediationWouldLoseQuorumReason,
 				"deleting it would lose etcd quorum: %d servers would remain, %d of them healthy, and quorum needs %d",
 				members, healthy, quorum)
@@ -313,7 +315,9 @@ func pickVictim(unhealthy collections.Machines, nodes workload.Nodes) *clusterv1
 // other). Instead, servers marked unhealthy are tolerated as long as etcd keeps quorum
 // with one more member that is assumed unhealthy until it proves otherwise, except
 // when at most one member remains, which must be allowed to grow back.
-func replacementPreflight(machines collections.Machines, nodes workload.Nodes) string {
+//
+// With an external datastore there is no quorum, so only the first two rules hold.
+func replacementPreflight(machines collections.Machines, nodes workload.Nodes, externalDatastore bool) string {
 	if deleting := machines.Filter(collections.HasDeletionTimestamp); deleting.Len() > 0 {
 		return fmt.Sprintf("waiting for Machine %s to be deleted", list(deleting.Names()))
 	}
@@ -331,7 +335,7 @@ func replacementPreflight(machines collections.Machines, nodes workload.Nodes) s
 		return fmt.Sprintf("waiting for the node of Machine %s to be Ready", list(settling))
 	}
 	members := machines.Len() + 1
-	if machines.Len() > 1 && healthy < members/2+1 {
+	if !externalDatastore && machines.Len() > 1 && healthy < members/2+1 {
 		return fmt.Sprintf("adding a server would risk etcd quorum: %d of %d servers are healthy", healthy, machines.Len())
 	}
 	return ""

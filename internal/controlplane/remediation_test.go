@@ -373,7 +373,7 @@ func TestReplacementPreflightRemediating(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			machines, nodes := observe(t, tt.servers)
-			got := replacementPreflight(machines, nodes)
+			got := replacementPreflight(machines, nodes, false)
 			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 				t.Errorf("replacementPreflight = %q, want %q", got, tt.want)
 			}

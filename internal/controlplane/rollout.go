@@ -53,14 +53,17 @@ func nextStep(kcp *controlplanev1.KThreesControlPlane, seen observed, outdated c
 		// The first server initializes the cluster; nothing to check before it.
 		return stepScaleUp, ""
 	}
-	if rollout && !grow && want < 3 {
+	if rollout && !grow && !externalDatastore(kcp) && want < 3 {
 		return stepNone, "maxSurge 0 removes a server before creating its replacement; with fewer than 3 servers that loses etcd quorum"
+	}
+	if rollout && !grow && want < 2 {
+		return stepNone, "maxSurge 0 removes a server before creating its replacement; with a single server that leaves the cluster without an API server"
 	}
 	blocked := preflight(seen.machines, seen.nodes, isTrue(kcp.Status.Initialization.ControlPlaneInitialized))
 	if _, _, remediating := remediationFor(kcp); remediating && grow {
 		// A replacement tolerates other servers marked unhealthy (they wait for it);
 		// the plain preflight would block it behind them forever.
-		blocked = replacementPreflight(seen.machines, seen.nodes)
+		blocked = replacementPreflight(seen.machines, seen.nodes, externalDatastore(kcp))
 	}
 	if blocked != "" {
 		return stepNone, blocked

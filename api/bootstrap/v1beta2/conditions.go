@@ -21,6 +21,10 @@ const (
 	// WaitingForControlPlaneEndpointReason: the Cluster has no control plane endpoint yet.
 	WaitingForControlPlaneEndpointReason = "WaitingForControlPlaneEndpoint"
 
+	// WaitingForDatastoreSecretReason: a server's spec.serverConfig.datastore names a
+	// Secret, or a key of one, that does not exist yet.
+	WaitingForDatastoreSecretReason = "WaitingForDatastoreSecret"
+
 	// WaitingForInitLockReason: another server holds the init lock and initializes the cluster.
 	WaitingForInitLockReason = "WaitingForInitLock"
 

@@ -144,6 +144,12 @@ type KThreesServerConfig struct {
 	// systemDefaultRegistry is the registry that k3s pulls its system images from.
 	// +optional
 	SystemDefaultRegistry string `json:"systemDefaultRegistry,omitempty"`
+
+	// datastore makes the servers keep the cluster state in an external datastore
+	// instead of the embedded etcd. Unset: embedded etcd. It cannot be set or unset
+	// on an existing object. Added by capk3s.
+	// +optional
+	Datastore *Datastore `json:"datastore,omitempty"`
 }
 
 // KThreesAgentConfig holds the k3s agent options, used on servers and agents.

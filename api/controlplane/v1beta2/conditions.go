@@ -11,8 +11,15 @@ const (
 	// CertificatesAvailableCondition is True once the cluster CAs exist.
 	CertificatesAvailableCondition = "CertificatesAvailable"
 
-	// EtcdClusterHealthyCondition reports the embedded etcd members' health.
+	// EtcdClusterHealthyCondition reports the embedded etcd members' health; not set
+	// on a control plane with an external datastore.
 	EtcdClusterHealthyCondition = "EtcdClusterHealthy"
+
+	// DatastoreAvailableCondition is set instead of EtcdClusterHealthy on a control
+	// plane with an external datastore: True while some server's Node is Ready, which
+	// needs a working datastore. It is derived from the workload cluster's Nodes; the
+	// controller does not connect to the datastore.
+	DatastoreAvailableCondition = "DatastoreAvailable"
 
 	// AvailableCondition is True once the control plane is initialized, at least one
 	// server's node is Ready and the join token is available.

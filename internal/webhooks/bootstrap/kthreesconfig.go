@@ -44,7 +44,10 @@ func (*KThreesConfig) ValidateUpdate(_ context.Context, oldC, newC *bootstrapv1.
 	if apiequality.Semantic.DeepEqual(*oldSpec, newC.Spec) {
 		return nil, nil
 	}
-	return nil, configInvalid(newC.Name, validateSpec(&newC.Spec, field.NewPath("spec")))
+	specPath := field.NewPath("spec")
+	errs := validateSpec(&newC.Spec, specPath)
+	errs = append(errs, ValidateDatastoreChange(&oldSpec.ServerConfig, &newC.Spec.ServerConfig, specPath.Child("serverConfig"))...)
+	return nil, configInvalid(newC.Name, errs)
 }
 
 // ValidateDelete allows every deletion: the webhook is not registered for DELETE.

@@ -176,6 +176,7 @@ func validateServerConfig(c *bootstrapv1.KThreesServerConfig, fldPath *field.Pat
 	var errs field.ErrorList
 	errs = append(errs, validatePort(c.HTTPSListenPort, fldPath.Child("httpsListenPort"))...)
 	errs = append(errs, validatePort(c.AdvertisePort, fldPath.Child("advertisePort"))...)
+	errs = append(errs, validateDatastore(c.Datastore, fldPath.Child("datastore"))...)
 	return errs
 }
 

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	bootstrapwebhooks "github.com/capk3s/capk3s/internal/webhooks/bootstrap"
 )
 
 // +kubebuilder:webhook:verbs=create;update,path=/mutate-controlplane-cluster-x-k8s-io-v1beta2-kthreescontrolplane,mutating=true,failurePolicy=fail,matchPolicy=Equivalent,groups=controlplane.cluster.x-k8s.io,resources=kthreescontrolplanes,versions=v1beta2,name=default.kthreescontrolplane.controlplane.cluster.x-k8s.io,sideEffects=None,admissionReviewVersions=v1
@@ -53,6 +54,8 @@ func (*KThreesControlPlane) ValidateUpdate(_ context.Context, oldCP, newCP *cont
 	errs := validateSpec(&newCP.Spec, newCP.Namespace, specPath)
 	errs = append(errs, validateVersionChange(oldSpec.Version, newCP.Spec.Version, specPath.Child("version"))...)
 	errs = append(errs, validateImmutable(oldSpec, &newCP.Spec, specPath)...)
+	errs = append(errs, bootstrapwebhooks.ValidateDatastoreChange(&oldSpec.KThreesConfigSpec.ServerConfig,
+		&newCP.Spec.KThreesConfigSpec.ServerConfig, specPath.Child("kthreesConfigSpec", "serverConfig"))...)
 	return nil, controlPlaneInvalid(newCP.Name, errs)
 }
 

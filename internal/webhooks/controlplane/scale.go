@@ -33,7 +33,8 @@ type ScaleValidator struct {
 var _ admission.Handler = &ScaleValidator{}
 
 // Handle applies the replica rules of the KThreesControlPlane webhook to the new
-// replica count: at least 1, odd, and at least 3 under a maxSurge of 0. An unchanged
+// replica count: at least 1, odd on embedded etcd, and at least 3 (2 with an external
+// datastore) under a maxSurge of 0. An unchanged
 // count is let through, like an unchanged spec in ValidateUpdate.
 func (v *ScaleValidator) Handle(ctx context.Context, req admission.Request) admission.Response {
 	if req.Operation != admissionv1.Update {
@@ -53,17 +54,18 @@ func (v *ScaleValidator) Handle(ctx context.Context, req admission.Request) admi
 		}
 	}
 
+	// The rules depend on the control plane's datastore and rollout strategy.
+	cp := &controlplanev1.KThreesControlPlane{}
+	if err := v.Reader.Get(ctx, client.ObjectKey{Namespace: req.Namespace, Name: req.Name}, cp); err != nil {
+		return admission.Errored(http.StatusInternalServerError,
+			fmt.Errorf("reading KThreesControlPlane %s/%s: %w", req.Namespace, req.Name, err))
+	}
 	replicas := newScale.Spec.Replicas
 	specPath := field.NewPath("spec")
-	errs := validateReplicas(&replicas, specPath.Child("replicas"))
+	datastore := hasDatastore(&cp.Spec)
+	errs := validateReplicas(&replicas, datastore, specPath.Child("replicas"))
 	if len(errs) == 0 {
-		// Only the maxSurge rule needs the control plane itself.
-		cp := &controlplanev1.KThreesControlPlane{}
-		if err := v.Reader.Get(ctx, client.ObjectKey{Namespace: req.Namespace, Name: req.Name}, cp); err != nil {
-			return admission.Errored(http.StatusInternalServerError,
-				fmt.Errorf("reading KThreesControlPlane %s/%s: %w", req.Namespace, req.Name, err))
-		}
-		errs = validateRolloutStrategy(cp.Spec.RolloutStrategy, &replicas, specPath.Child("rolloutStrategy"))
+		errs = validateRolloutStrategy(cp.Spec.RolloutStrategy, &replicas, datastore, specPath.Child("rolloutStrategy"))
 	}
 	if len(errs) == 0 {
 		return admission.Allowed("")

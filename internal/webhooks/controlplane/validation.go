@@ -27,23 +27,30 @@ const maxTimeout = math.MaxInt32 * time.Second
 // express. namespace is the control plane's own; run it on a defaulted spec.
 func validateSpec(spec *controlplanev1.KThreesControlPlaneSpec, namespace string, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	errs = append(errs, validateReplicas(spec.Replicas, fldPath.Child("replicas"))...)
+	datastore := hasDatastore(spec)
+	errs = append(errs, validateReplicas(spec.Replicas, datastore, fldPath.Child("replicas"))...)
 	errs = append(errs, validateVersion(spec.Version, fldPath.Child("version"))...)
 	errs = append(errs, validateMachineTemplate(&spec.MachineTemplate, namespace, fldPath.Child("machineTemplate"))...)
 	// Unset replicas mean the default, 1, which matters for the maxSurge rule.
 	replicas := ptr.To(ptr.Deref(spec.Replicas, 1))
-	errs = append(errs, validateRolloutStrategy(spec.RolloutStrategy, replicas, fldPath.Child("rolloutStrategy"))...)
+	errs = append(errs, validateRolloutStrategy(spec.RolloutStrategy, replicas, datastore, fldPath.Child("rolloutStrategy"))...)
 	errs = append(errs, validateRemediationStrategy(spec.RemediationStrategy, fldPath.Child("remediationStrategy"))...)
 	errs = append(errs, bootstrapwebhooks.ValidateSpec(&spec.KThreesConfigSpec, fldPath.Child("kthreesConfigSpec"))...)
 	return errs
 }
 
-// validateReplicas requires an odd number of servers. Every k3s server of a capk3s
-// control plane is an embedded etcd member, and etcd needs a majority: 2 members stop
-// when either fails (worse than 1), and any even count survives no more failures than
-// the odd count below it while needing more members to agree. Unset means the
-// default, 1.
-func validateReplicas(replicas *int32, fldPath *field.Path) field.ErrorList {
+// hasDatastore says the servers use an external datastore rather than embedded etcd.
+func hasDatastore(spec *controlplanev1.KThreesControlPlaneSpec) bool {
+	return spec.KThreesConfigSpec.ServerConfig.Datastore != nil
+}
+
+// validateReplicas requires an odd number of servers on embedded etcd. Every k3s
+// server is then an etcd member, and etcd needs a majority: 2 members stop when
+// either fails (worse than 1), and any even count survives no more failures than the
+// odd count below it while needing more members to agree. With an external datastore
+// the servers hold no quorum, so any count from 1 is fine (2 is the usual HA setup).
+// Unset means the default, 1.
+func validateReplicas(replicas *int32, datastore bool, fldPath *field.Path) field.ErrorList {
 	if replicas == nil {
 		return nil
 	}
@@ -51,6 +58,8 @@ func validateReplicas(replicas *int32, fldPath *field.Path) field.ErrorList {
 	switch {
 	case n < 1:
 		return field.ErrorList{field.Invalid(fldPath, n, "must be at least 1: a control plane without servers has no API and no datastore")}
+	case datastore:
+		return nil
 	case n == 2:
 		return field.ErrorList{field.Invalid(fldPath, n,
 			"must be odd: an embedded etcd cluster of 2 members loses quorum when one fails; use 1, 3 or 5")}
@@ -220,7 +229,7 @@ func validateDeprecatedTimeout(old *metav1.Duration, seconds *int32, fldPath, ne
 // validateRolloutStrategy repeats the schema's type and maxSurge rules, so that the
 // function alone is a complete check, and adds the one that needs the replica count.
 // replicas is nil for a template, whose replicas come from the Cluster's topology.
-func validateRolloutStrategy(rs *controlplanev1.RolloutStrategy, replicas *int32, fldPath *field.Path) field.ErrorList {
+func validateRolloutStrategy(rs *controlplanev1.RolloutStrategy, replicas *int32, datastore bool, fldPath *field.Path) field.ErrorList {
 	if rs == nil {
 		return nil
 	}
@@ -238,7 +247,10 @@ func validateRolloutStrategy(rs *controlplanev1.RolloutStrategy, replicas *int32
 	case !ok:
 		errs = append(errs, field.Invalid(surgePath, rs.RollingUpdate.MaxSurge.String(),
 			"must be 0 or 1: servers are replaced one at a time, created before (1) or after (0) the old one is removed"))
-	case surge == 0 && replicas != nil && *replicas < 3:
+	case surge == 0 && datastore && replicas != nil && *replicas < 2:
+		errs = append(errs, field.Invalid(surgePath, 0,
+			"maxSurge 0 removes a server before creating its replacement; with a single server that leaves the cluster without an API server during every rollout: use maxSurge 1, or at least 2 replicas"))
+	case surge == 0 && !datastore && replicas != nil && *replicas < 3:
 		errs = append(errs, field.Invalid(surgePath, 0, fmt.Sprintf(
 			"maxSurge 0 removes a server before creating its replacement; with fewer than 3 servers that loses etcd quorum (spec.replicas is %d): use maxSurge 1, or at least 3 replicas",
 			*replicas)))
@@ -332,7 +344,7 @@ func validateTemplateSpec(spec *controlplanev1.KThreesControlPlaneTemplateResour
 	if spec.MachineTemplate != nil {
 		errs = append(errs, spec.MachineTemplate.ObjectMeta.Validate(fldPath.Child("machineTemplate", "metadata"))...)
 	}
-	errs = append(errs, validateRolloutStrategy(spec.RolloutStrategy, nil, fldPath.Child("rolloutStrategy"))...)
+	errs = append(errs, validateRolloutStrategy(spec.RolloutStrategy, nil, spec.KThreesConfigSpec.ServerConfig.Datastore != nil, fldPath.Child("rolloutStrategy"))...)
 	errs = append(errs, validateRemediationStrategy(spec.RemediationStrategy, fldPath.Child("remediationStrategy"))...)
 	errs = append(errs, bootstrapwebhooks.ValidateSpec(&spec.KThreesConfigSpec, fldPath.Child("kthreesConfigSpec"))...)
 	return errs

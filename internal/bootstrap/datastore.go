@@ -1,0 +1,108 @@
+package bootstrap
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+	"github.com/capk3s/capk3s/internal/cloudinit"
+)
+
+// datastoreSecretIndex indexes KThreesConfigs by the Secrets their
+// serverConfig.datastore names, so that a Secret event finds the configs waiting for
+// it without listing every config of the namespace.
+const datastoreSecretIndex = "spec.serverConfig.datastore.secretNames"
+
+// datastoreSecretNames is the index function of datastoreSecretIndex.
+func datastoreSecretNames(o client.Object) []string {
+	c, ok := o.(*bootstrapv1.KThreesConfig)
+	if !ok || c.Spec.ServerConfig.Datastore == nil {
+		return nil
+	}
+	var names []string
+	seen := map[string]bool{}
+	for _, ref := range datastoreRefs(c.Spec.ServerConfig.Datastore) {
+		if !seen[ref.ref.Name] {
+			seen[ref.ref.Name] = true
+			names = append(names, ref.ref.Name)
+		}
+	}
+	return names
+}
+
+type namedRef struct {
+	field string
+	ref   bootstrapv1.SecretKeyReference
+	set   func(*cloudinit.Datastore, string)
+}
+
+// datastoreRefs lists the references that are set, with where each value goes.
+func datastoreRefs(d *bootstrapv1.Datastore) []namedRef {
+	refs := []namedRef{{"endpointSecret", d.EndpointSecret, func(v *cloudinit.Datastore, s string) { v.Endpoint = s }}}
+	for _, r := range []struct {
+		field string
+		ref   *bootstrapv1.SecretKeyReference
+		set   func(*cloudinit.Datastore, string)
+	}{
+		{"caSecret", d.CASecret, func(v *cloudinit.Datastore, s string) { v.CACert = s }},
+		{"certSecret", d.CertSecret, func(v *cloudinit.Datastore, s string) { v.ClientCert = s }},
+		{"keySecret", d.KeySecret, func(v *cloudinit.Datastore, s string) { v.ClientKey = s }},
+	} {
+		if r.ref != nil {
+			refs = append(refs, namedRef{r.field, *r.ref, r.set})
+		}
+	}
+	return refs
+}
+
+// datastoreValues reads what spec.serverConfig.datastore references, from Secrets in
+// the config's namespace only. missing, when not empty, says which Secret or key does
+// not exist yet: the config waits for it (the Secret watch wakes it). Neither missing
+// nor an error ever carries a value.
+func datastoreValues(ctx context.Context, c client.Reader, config *bootstrapv1.KThreesConfig) (values *cloudinit.Datastore, missing string, err error) {
+	d := config.Spec.ServerConfig.Datastore
+	values = &cloudinit.Datastore{}
+	for _, r := range datastoreRefs(d) {
+		s := &corev1.Secret{}
+		err := c.Get(ctx, client.ObjectKey{Namespace: config.Namespace, Name: r.ref.Name}, s)
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil, fmt.Sprintf("Waiting for Secret %s, named by spec.serverConfig.datastore.%s", r.ref.Name, r.field), nil
+		case err != nil:
+			return nil, "", fmt.Errorf("reading Secret %s of spec.serverConfig.datastore.%s: %w", r.ref.Name, r.field, err)
+		}
+		v := s.Data[r.ref.Key]
+		if len(v) == 0 {
+			return nil, fmt.Sprintf("Waiting for key %q in Secret %s, named by spec.serverConfig.datastore.%s",
+				r.ref.Key, r.ref.Name, r.field), nil
+		}
+		r.set(values, string(v))
+	}
+	return values, "", nil
+}
+
+// datastoreSecretToConfigs maps a Secret to the waiting configs whose datastore
+// references it. Such Secrets are the user's and need not carry the cluster label.
+func (r *Reconciler) datastoreSecretToConfigs(ctx context.Context, o client.Object) []reconcile.Request {
+	configs := &bootstrapv1.KThreesConfigList{}
+	if err := r.Client.List(ctx, configs, client.InNamespace(o.GetNamespace()),
+		client.MatchingFields{datastoreSecretIndex: o.GetName()}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing KThreesConfigs to wake", "Secret", client.ObjectKeyFromObject(o))
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range configs.Items {
+		c := &configs.Items[i]
+		if c.Status.Initialization.DataSecretCreated != nil && *c.Status.Initialization.DataSecretCreated {
+			continue
+		}
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(c)})
+	}
+	return out
+}
