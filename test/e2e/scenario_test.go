@@ -50,10 +50,18 @@ type scenario struct {
 // newScenario starts the stack if needed and builds (but does not create) a cluster.
 func newScenario(t *testing.T, servers, agents int32) *scenario {
 	t.Helper()
+	return newScenarioWith(t, stack.ClusterOptions{Servers: servers, Agents: agents})
+}
+
+// newScenarioWith is newScenario for a cluster with more options; namespace, name and
+// version are the scenario's.
+func newScenarioWith(t *testing.T, o stack.ClusterOptions) *scenario {
+	t.Helper()
 	startStack(t)
 	ns := env.NewNamespace(t)
 	s := &scenario{t: t, ctx: context.Background(), ns: ns, key: types.NamespacedName{Namespace: ns, Name: "k3s"}}
-	s.objs = stack.NewCluster(stack.ClusterOptions{Namespace: ns, Name: s.key.Name, Servers: servers, Agents: agents, Version: oldVersion})
+	o.Namespace, o.Name, o.Version = ns, s.key.Name, oldVersion
+	s.objs = stack.NewCluster(o)
 	s.token = watchToken(t, ns, s.key.Name)
 	t.Cleanup(func() {
 		// A failed scenario leaves its cluster: stop its processes at least.

@@ -22,6 +22,8 @@ type ClusterOptions struct {
 	Agents int32
 	// Version is the k3s version, e.g. v1.31.4+k3s1.
 	Version string
+	// Format is the bootstrap data's format for servers and agents ("" is cloud-config).
+	Format bootstrapv1.Format
 }
 
 // Cluster is every object a user applies for one cluster.
@@ -63,6 +65,7 @@ func NewCluster(o ClusterOptions) *Cluster {
 					},
 				},
 				KThreesConfigSpec: bootstrapv1.KThreesConfigSpec{
+					Format:       o.Format,
 					ServerConfig: bootstrapv1.KThreesServerConfig{DisableComponents: []string{"traefik"}},
 					AgentConfig:  bootstrapv1.KThreesAgentConfig{NodeLabels: []string{"capk3s.io/role=server"}},
 				},
@@ -85,7 +88,7 @@ func NewCluster(o ClusterOptions) *Cluster {
 	c.AgentConfigTemplate = &bootstrapv1.KThreesConfigTemplate{
 		ObjectMeta: meta(o.Name + "-agents"),
 		Spec: bootstrapv1.KThreesConfigTemplateSpec{Template: bootstrapv1.KThreesConfigTemplateResource{
-			Spec: bootstrapv1.KThreesConfigSpec{AgentConfig: bootstrapv1.KThreesAgentConfig{
+			Spec: bootstrapv1.KThreesConfigSpec{Format: o.Format, AgentConfig: bootstrapv1.KThreesAgentConfig{
 				NodeLabels: []string{"capk3s.io/role=agent"},
 			}},
 		}},
