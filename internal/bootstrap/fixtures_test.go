@@ -162,12 +162,21 @@ func waitForReason(t *testing.T, config *bootstrapv1.KThreesConfig, reason strin
 func waitForDataSecret(t *testing.T, config *bootstrapv1.KThreesConfig) *corev1.Secret {
 	t.Helper()
 	s := &corev1.Secret{}
+	// The Secret is created before the status that reports it is patched: both are
+	// waited for, so that callers can check either.
 	err := envtest.Eventually(context.Background(), 30*time.Second, func(ctx context.Context) (bool, error) {
+		got := &bootstrapv1.KThreesConfig{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(config), got); err != nil {
+			return false, err
+		}
+		if got.Status.DataSecretName == "" || !ptr.Deref(got.Status.Initialization.DataSecretCreated, false) {
+			return false, nil
+		}
 		err := env.Client.Get(ctx, client.ObjectKeyFromObject(config), s)
 		return err == nil, client.IgnoreNotFound(err)
 	})
 	if err != nil {
-		t.Fatalf("%s: no bootstrap data Secret: %v", config.Name, err)
+		t.Fatalf("%s: no bootstrap data Secret reported in status: %v", config.Name, err)
 	}
 	return s
 }
