@@ -19,6 +19,10 @@ import (
 // not started yet; like k3s, they try again.
 var errNotInitialized = errors.New("the cluster's first server has not started yet")
 
+// errStopped is returned to machines of a cluster stopped with its provider or its
+// SimCluster.
+var errStopped = errors.New("the simulated cluster is stopped")
+
 // errQuorumLost is what every request gets once etcd has lost quorum.
 var errQuorumLost = errors.New("etcd lost quorum: the workload cluster's API is down")
 
@@ -46,6 +50,9 @@ type workloadCluster struct {
 	removed    map[string]string
 	quorumLost bool
 	stopEtcd   context.CancelFunc
+	// closed is set once the cluster is stopped, for good: the manager may still
+	// reconcile after the provider stopped, and must start no process then.
+	closed bool
 	// kine stores the API's data in the external datastore of a datastore cluster;
 	// nil with etcd.
 	kine *envtest.Kine
@@ -81,17 +88,30 @@ type member struct {
 // it is not up yet: k3s has no first server there, every server meets the others in
 // the datastore (checkJoin then checks that they name the same one).
 func (c *workloadCluster) initialize(ctx context.Context, machine string, b *bootData) error {
+	started, err := c.start(ctx, machine, b)
+	if started {
+		// The SimCluster shows the datastore, which no member change would announce.
+		c.onChange(c.key)
+	}
+	return err
+}
+
+// start is initialize under the lock; it says whether it started the API.
+func (c *workloadCluster) start(ctx context.Context, machine string, b *bootData) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.closed {
+		return false, errStopped
+	}
 	if c.api != nil || c.quorumLost {
 		if c.initMachine == machine || b.datastore() != "" {
-			return nil
+			return false, nil
 		}
-		return fmt.Errorf("cluster-init on a cluster that %s initialized already: this server would start a second, separate cluster", c.initMachine)
+		return false, fmt.Errorf("cluster-init on a cluster that %s initialized already: this server would start a second, separate cluster", c.initMachine)
 	}
 	s, err := b.initSecrets()
 	if err != nil {
-		return err
+		return false, err
 	}
 	var k *envtest.Kine
 	opts := envtest.WorkloadOptions{Port: c.port, Dir: c.dir}
@@ -99,7 +119,7 @@ func (c *workloadCluster) initialize(ctx context.Context, machine string, b *boo
 		// Before the port is released: a datastore that refuses the server leaves
 		// the endpoint reserved for the next try.
 		if k, err = envtest.StartKine(ctx, s.datastore); err != nil {
-			return err
+			return false, err
 		}
 		opts.EtcdURL = k.URL
 	}
@@ -107,7 +127,7 @@ func (c *workloadCluster) initialize(ctx context.Context, machine string, b *boo
 	api, err := envtest.StartWorkloadAPIServerWith(opts,
 		b.files[serverCACertPath], b.files[serverCAKeyPath], b.files[clientCACertPath])
 	if err != nil {
-		return errors.Join(fmt.Errorf("starting the workload API: %w", err), stopKine(k))
+		return false, errors.Join(fmt.Errorf("starting the workload API: %w", err), stopKine(k))
 	}
 	cfg, err := api.AdminConfig(b.files[clientCACertPath], b.files[clientCAKeyPath])
 	if err == nil {
@@ -118,7 +138,7 @@ func (c *workloadCluster) initialize(ctx context.Context, machine string, b *boo
 		clientset, err = kubernetes.NewForConfig(cfg)
 	}
 	if err != nil {
-		return errors.Join(fmt.Errorf("workload admin client: %w", err), api.Stop(), stopKine(k))
+		return false, errors.Join(fmt.Errorf("workload admin client: %w", err), api.Stop(), stopKine(k))
 	}
 	c.api, c.kine, c.config, c.initMachine, c.secrets = api, k, cfg, machine, s
 	c.members, c.removed = map[string]*member{}, map[string]string{}
@@ -127,7 +147,7 @@ func (c *workloadCluster) initialize(ctx context.Context, machine string, b *boo
 		c.stopEtcd = cancel
 		go runEtcdController(etcdCtx, clientset, c)
 	}
-	return nil
+	return true, nil
 }
 
 // stopKine stops k, if any; it returns nil so as to sit in an errors.Join.
@@ -247,6 +267,7 @@ func (c *workloadCluster) status() (apiUp, quorumLost bool) {
 func (c *workloadCluster) stop() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.closed = true
 	return c.stopLocked()
 }
 
