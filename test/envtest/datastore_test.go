@@ -48,8 +48,7 @@ func TestWorkloadOnPostgres(t *testing.T) {
 		w, err := envtest.StartWorkloadAPIServerWith(envtest.WorkloadOptions{EtcdURL: k.URL},
 			serverCA.KeyPair.Cert, serverCA.KeyPair.Key, clientCA.KeyPair.Cert)
 		if err != nil {
-			k.Stop()
-			t.Fatal(err)
+			t.Fatal(errors.Join(err, k.Stop()))
 		}
 		cfg, err := w.AdminConfig(clientCA.KeyPair.Cert, clientCA.KeyPair.Key)
 		var c client.Client
@@ -63,8 +62,7 @@ func TestWorkloadOnPostgres(t *testing.T) {
 		if err == nil {
 			err = c.Get(ctx, client.ObjectKeyFromObject(cm), got)
 		}
-		stopErr := w.Stop()
-		k.Stop()
+		stopErr := errors.Join(w.Stop(), k.Stop())
 		if err != nil || stopErr != nil {
 			t.Fatalf("apiserver %d: %v; stopping: %v", i, err, stopErr)
 		}

@@ -26,9 +26,10 @@ type Kine struct {
 	// URL is the etcd endpoint kube-apiserver is given (http://127.0.0.1:PORT).
 	URL string
 
-	cancel context.CancelFunc
-	wg     *sync.WaitGroup
-	once   sync.Once
+	cancel  context.CancelFunc
+	wg      *sync.WaitGroup
+	once    sync.Once
+	stopErr error
 }
 
 var quietKine sync.Once
@@ -66,8 +67,7 @@ func StartKine(ctx context.Context, datastore string) (*Kine, error) {
 		return nil, fmt.Errorf("%w: kine: %w", ErrDatastoreUnreachable, err)
 	}
 	if len(cfg.Endpoints) != 1 {
-		k.Stop()
-		return nil, fmt.Errorf("kine: want one etcd endpoint, got %v", cfg.Endpoints)
+		return nil, errors.Join(fmt.Errorf("kine: want one etcd endpoint, got %v", cfg.Endpoints), k.Stop())
 	}
 	k.URL = cfg.Endpoints[0]
 	return k, nil
@@ -97,10 +97,22 @@ func redact(err error, password string) error {
 	return errors.New(strings.ReplaceAll(err.Error(), password, "<redacted>"))
 }
 
+// kineStopTimeout bounds Stop: kine gives its gRPC server 2s to drain, then closes
+// its database connections.
+const kineStopTimeout = 15 * time.Second
+
 // Stop ends kine's gRPC server and its database connections, and waits for them.
-func (k *Kine) Stop() {
+// Calling it again returns the first call's result.
+func (k *Kine) Stop() error {
 	k.once.Do(func() {
 		k.cancel()
-		k.wg.Wait()
+		done := make(chan struct{})
+		go func() { k.wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(kineStopTimeout):
+			k.stopErr = fmt.Errorf("kine did not stop within %s", kineStopTimeout)
+		}
 	})
+	return k.stopErr
 }

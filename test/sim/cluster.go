@@ -150,12 +150,12 @@ func (c *workloadCluster) start(ctx context.Context, machine string, b *bootData
 	return true, nil
 }
 
-// stopKine stops k, if any; it returns nil so as to sit in an errors.Join.
+// stopKine stops k, if any.
 func stopKine(k *envtest.Kine) error {
-	if k != nil {
-		k.Stop()
+	if k == nil {
+		return nil
 	}
-	return nil
+	return k.Stop()
 }
 
 // ready returns the workload client once the cluster serves its API.
