@@ -33,8 +33,9 @@ help: ## Show the targets.
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ {printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: tools
-tools: ## Build every tool into $(TOOLS_DIR) (cached; a cold build takes ~10 minutes).
+tools: ## Build every tool into $(TOOLS_DIR) (cached; a cold build takes ~10 minutes), and install PostgreSQL if missing.
 	hack/ensure-tools.sh
+	hack/ensure-postgres.sh
 
 .PHONY: generate
 generate: ## Regenerate deepcopy, CRDs and RBAC.

@@ -25,11 +25,16 @@ var (
 func TestMain(m *testing.M) {
 	envtest.RunMain(m, envtest.Options{
 		GarbageCollector: true, Webhooks: true,
-		// The shared manager never stops, so the workload clusters' kube-apiservers
-		// and etcds are stopped here, not left running after the tests.
+		// The shared manager never stops, so the workload clusters' kube-apiservers,
+		// etcds and kines, and PostgreSQL, are stopped here, not left running after the
+		// tests.
 		AfterRun: func() {
 			if err := simulator.Stop(); err != nil {
 				fmt.Fprintf(os.Stderr, "stopping the simulator: %v\n", err)
+			}
+			// After the simulator, whose kines hold connections to it.
+			if err := stopPostgres(); err != nil {
+				fmt.Fprintf(os.Stderr, "stopping PostgreSQL: %v\n", err)
 			}
 		},
 	}, &env)

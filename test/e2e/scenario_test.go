@@ -45,6 +45,8 @@ type scenario struct {
 	// deleting is set once the scenario deletes its cluster: its servers then go
 	// without leaving etcd, and quorum is lost on purpose.
 	deleting bool
+	// datastore is set for a cluster on an external datastore: it has no etcd members.
+	datastore bool
 }
 
 // newScenario starts the stack if needed and builds (but does not create) a cluster.
@@ -59,7 +61,10 @@ func newScenarioWith(t *testing.T, o stack.ClusterOptions) *scenario {
 	t.Helper()
 	startStack(t)
 	ns := env.NewNamespace(t)
-	s := &scenario{t: t, ctx: context.Background(), ns: ns, key: types.NamespacedName{Namespace: ns, Name: "k3s"}}
+	s := &scenario{
+		t: t, ctx: context.Background(), ns: ns, key: types.NamespacedName{Namespace: ns, Name: "k3s"},
+		datastore: o.Datastore != nil,
+	}
 	o.Namespace, o.Name, o.Version = ns, s.key.Name, oldVersion
 	s.objs = stack.NewCluster(o)
 	s.token = watchToken(t, ns, s.key.Name)
@@ -98,7 +103,7 @@ func (s *scenario) healthy(ctx context.Context) error {
 		return err
 	}
 	for _, m := range list.Items {
-		if c := conditions.Get(&m, clusterv1.ReadyCondition); c != nil && (c.Reason == "BootstrapDataInvalid" || c.Reason == "JoinRefused") {
+		if c := conditions.Get(&m, clusterv1.ReadyCondition); c != nil && (c.Reason == "BootstrapDataInvalid" || c.Reason == "JoinRefused" || c.Reason == "DatastoreUnreachable") {
 			return fmt.Errorf("SimMachine %s: %s: %s", m.Name, c.Reason, c.Message)
 		}
 	}
@@ -158,7 +163,8 @@ func allJoined(machines []clusterv1.Machine, version string) bool {
 }
 
 // waitServers waits until the control plane has want servers, all ready, available
-// and up to date at version, each with its Node, and as many etcd members.
+// and up to date at version, each with its Node, and as many etcd members (none on a
+// datastore cluster).
 func (s *scenario) waitServers(want int32, version string) {
 	s.t.Helper()
 	s.eventually(fmt.Sprintf("%d servers at %s", want, version), func(ctx context.Context) (bool, string, error) {
@@ -172,12 +178,16 @@ func (s *scenario) waitServers(want int32, version string) {
 		}
 		st := kcp.Status
 		members := simulator.EtcdMembers(s.key)
+		wantMembers := int(want)
+		if s.datastore {
+			wantMembers = 0
+		}
 		state := fmt.Sprintf("status replicas=%d ready=%d available=%d upToDate=%d; %d Machines; etcd members %v; %s",
 			ptr.Deref(st.Replicas, -1), ptr.Deref(st.ReadyReplicas, -1), ptr.Deref(st.AvailableReplicas, -1),
 			ptr.Deref(st.UpToDateReplicas, -1), len(machines), members, notReady(machines))
 		ok := ptr.Deref(st.Replicas, -1) == want && ptr.Deref(st.ReadyReplicas, -1) == want &&
 			ptr.Deref(st.AvailableReplicas, -1) == want && ptr.Deref(st.UpToDateReplicas, -1) == want &&
-			len(machines) == int(want) && allJoined(machines, version) && len(members) == int(want)
+			len(machines) == int(want) && allJoined(machines, version) && len(members) == wantMembers
 		return ok, state, nil
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -73,6 +74,9 @@ type WorkloadOptions struct {
 	Port int
 	// Dir is the parent of the server's directory; "" is the system's temporary one.
 	Dir string
+	// EtcdURL is an etcd endpoint to store the cluster in (kine in front of an external
+	// datastore, see StartKine); "" starts an etcd of the server's own, stopped with it.
+	EtcdURL string
 }
 
 // StartWorkloadAPIServer starts one whose serving certificate is signed by serverCA and
@@ -138,19 +142,9 @@ func startWorkload(assets string, opts WorkloadOptions, caCert *x509.Certificate
 		return nil, err
 	}
 
-	etcdLog, err := w.openLog("etcd.log")
+	etcdURL, err := w.startEtcd(assets, opts.EtcdURL)
 	if err != nil {
 		return nil, err
-	}
-	w.etcd = &envtest.Etcd{
-		Path:         filepath.Join(assets, "etcd"),
-		DataDir:      filepath.Join(dir, "etcd"),
-		StartTimeout: workloadStartTimeout,
-		Out:          etcdLog,
-		Err:          etcdLog,
-	}
-	if err := w.etcd.Start(); err != nil {
-		return nil, startError("etcd", etcdLog, err)
 	}
 
 	apiLog, err := w.openLog("kube-apiserver.log")
@@ -160,7 +154,7 @@ func startWorkload(assets string, opts WorkloadOptions, caCert *x509.Certificate
 	w.apiServer = &envtest.APIServer{
 		Path:         filepath.Join(assets, "kube-apiserver"),
 		CertDir:      dir,
-		EtcdURL:      w.etcd.URL,
+		EtcdURL:      etcdURL,
 		StartTimeout: workloadStartTimeout,
 		Out:          apiLog,
 		Err:          apiLog,
@@ -190,6 +184,32 @@ func startWorkload(assets string, opts WorkloadOptions, caCert *x509.Certificate
 		return nil, startError("kube-apiserver", apiLog, err)
 	}
 	return w, nil
+}
+
+// startEtcd starts the server's own etcd, unless given one to use.
+func (w *WorkloadAPIServer) startEtcd(assets, given string) (*url.URL, error) {
+	if given != "" {
+		u, err := url.Parse(given)
+		if err != nil {
+			return nil, fmt.Errorf("etcd URL: %w", err)
+		}
+		return u, nil
+	}
+	etcdLog, err := w.openLog("etcd.log")
+	if err != nil {
+		return nil, err
+	}
+	w.etcd = &envtest.Etcd{
+		Path:         filepath.Join(assets, "etcd"),
+		DataDir:      filepath.Join(w.dir, "etcd"),
+		StartTimeout: workloadStartTimeout,
+		Out:          etcdLog,
+		Err:          etcdLog,
+	}
+	if err := w.etcd.Start(); err != nil {
+		return nil, startError("etcd", etcdLog, err)
+	}
+	return w.etcd.URL, nil
 }
 
 // writeFiles writes what kube-apiserver reads at start: a serving certificate signed

@@ -83,6 +83,9 @@ func (b *bootData) checkStatic() error {
 	if role == roleServer && tok.user == "node" {
 		return errors.New("a server's token is an agent token (::node:): servers cannot join with it")
 	}
+	if b.datastore() != "" {
+		return b.checkDatastore()
+	}
 	if b.clusterInit() && b.str("server") != "" {
 		return errors.New("cluster-init together with server: the server would join, not initialize")
 	}
@@ -90,6 +93,29 @@ func (b *bootData) checkStatic() error {
 		return errors.New("no server URL and no cluster-init: k3s would start a new cluster of its own")
 	}
 	return nil
+}
+
+// checkDatastore checks a server of a datastore cluster: every server meets the others
+// in the datastore, so none initializes an etcd (cluster-init) or joins another
+// server (server), and the datastore's TLS files it names are in the data.
+func (b *bootData) checkDatastore() error {
+	if b.clusterInit() {
+		return errors.New("cluster-init together with datastore-endpoint: embedded etcd and an external datastore exclude each other")
+	}
+	if b.str("server") != "" {
+		return errors.New("server together with datastore-endpoint: a datastore server meets the others in the datastore, not through a server URL")
+	}
+	for _, key := range []string{"datastore-cafile", "datastore-certfile", "datastore-keyfile"} {
+		if path := b.str(key); path != "" && b.files[path] == nil {
+			return fmt.Errorf("%s %s is not in the bootstrap data", key, path)
+		}
+	}
+	return nil
+}
+
+// datastore is a server's datastore-endpoint, "" for embedded etcd.
+func (b *bootData) datastore() string {
+	return b.str("datastore-endpoint")
 }
 
 // checkCAFiles checks that a server is given the cluster's CAs, so that every server
@@ -133,11 +159,13 @@ type secrets struct {
 	caPEM      []byte
 	serverPass string
 	agentPass  string
+	// datastore is the datastore-endpoint of a datastore cluster, "" with etcd.
+	datastore string
 }
 
 // initSecrets are the secrets a cluster-init server sets up from its data.
 func (b *bootData) initSecrets() (secrets, error) {
-	s := secrets{caPEM: b.files[serverCACertPath]}
+	s := secrets{caPEM: b.files[serverCACertPath], datastore: b.datastore()}
 	tok, err := b.token("token")
 	if err != nil {
 		return s, err
@@ -168,10 +196,16 @@ func (s secrets) checkPin(t k3sToken) error {
 }
 
 // checkJoin checks a joining machine's data against the cluster it joins: the server
-// URL is the endpoint, the token is the cluster's (the agent token for agents, when
+// URL is the endpoint (for a server of a datastore cluster: the datastore is the
+// cluster's), the token is the cluster's (the agent token for agents, when
 // the cluster has one), and an agent carries no server secret.
 func (b *bootData) checkJoin(s secrets, endpoint string, raw []byte) error {
-	if got := b.str("server"); got != endpoint {
+	if b.install.role == roleServer && s.datastore != "" {
+		// The endpoint holds a password: the message must not quote it.
+		if b.datastore() != s.datastore {
+			return errors.New("datastore-endpoint is not the cluster's: this server would start another cluster, or none")
+		}
+	} else if got := b.str("server"); got != endpoint {
 		return fmt.Errorf("server URL %q is not the cluster's endpoint %q", got, endpoint)
 	}
 	tok, err := b.token("token")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"sync"
 
@@ -17,6 +18,10 @@ import (
 // errNotInitialized is returned to machines that join a cluster whose first server has
 // not started yet; like k3s, they try again.
 var errNotInitialized = errors.New("the cluster's first server has not started yet")
+
+// errStopped is returned to machines of a cluster stopped with its provider or its
+// SimCluster.
+var errStopped = errors.New("the simulated cluster is stopped")
 
 // errQuorumLost is what every request gets once etcd has lost quorum.
 var errQuorumLost = errors.New("etcd lost quorum: the workload cluster's API is down")
@@ -45,6 +50,28 @@ type workloadCluster struct {
 	removed    map[string]string
 	quorumLost bool
 	stopEtcd   context.CancelFunc
+	// closed is set once the cluster is stopped, for good: the manager may still
+	// reconcile after the provider stopped, and must start no process then.
+	closed bool
+	// kine stores the API's data in the external datastore of a datastore cluster;
+	// nil with etcd.
+	kine *envtest.Kine
+}
+
+// datastoreAddress is the datastore of a datastore cluster, without credentials, for
+// the SimCluster's status; "" with etcd or before the API started.
+func (c *workloadCluster) datastoreAddress() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.secrets.datastore == "" {
+		return ""
+	}
+	u, err := url.Parse(c.secrets.datastore)
+	if err != nil {
+		return "(unparsable)"
+	}
+	u.User = nil
+	return u.String()
 }
 
 // member is an etcd member, on the server whose Node has the given name.
@@ -54,27 +81,53 @@ type member struct {
 }
 
 // initialize starts the cluster from its first server's data: the workload API on the
-// endpoint, with the CAs from the data, and k3s's etcd controller. Booting the same
+// endpoint, with the CAs from the data, and k3s's etcd controller; on a datastore
+// cluster, kine on the data's datastore-endpoint instead of etcd. Booting the same
 // machine again changes nothing; another cluster-init server is refused, as it would
-// start a second, separate cluster.
+// start a second, separate cluster. Any server of a datastore cluster starts the API if
+// it is not up yet: k3s has no first server there, every server meets the others in
+// the datastore (checkJoin then checks that they name the same one).
 func (c *workloadCluster) initialize(ctx context.Context, machine string, b *bootData) error {
+	started, err := c.start(ctx, machine, b)
+	if started {
+		// The SimCluster shows the datastore, which no member change would announce.
+		c.onChange(c.key)
+	}
+	return err
+}
+
+// start is initialize under the lock; it says whether it started the API.
+func (c *workloadCluster) start(ctx context.Context, machine string, b *bootData) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.closed {
+		return false, errStopped
+	}
 	if c.api != nil || c.quorumLost {
-		if c.initMachine == machine {
-			return nil
+		if c.initMachine == machine || b.datastore() != "" {
+			return false, nil
 		}
-		return fmt.Errorf("cluster-init on a cluster that %s initialized already: this server would start a second, separate cluster", c.initMachine)
+		return false, fmt.Errorf("cluster-init on a cluster that %s initialized already: this server would start a second, separate cluster", c.initMachine)
 	}
 	s, err := b.initSecrets()
 	if err != nil {
-		return err
+		return false, err
+	}
+	var k *envtest.Kine
+	opts := envtest.WorkloadOptions{Port: c.port, Dir: c.dir}
+	if s.datastore != "" {
+		// Before the port is released: a datastore that refuses the server leaves
+		// the endpoint reserved for the next try.
+		if k, err = envtest.StartKine(ctx, s.datastore); err != nil {
+			return false, err
+		}
+		opts.EtcdURL = k.URL
 	}
 	c.release()
-	api, err := envtest.StartWorkloadAPIServerWith(envtest.WorkloadOptions{Port: c.port, Dir: c.dir},
+	api, err := envtest.StartWorkloadAPIServerWith(opts,
 		b.files[serverCACertPath], b.files[serverCAKeyPath], b.files[clientCACertPath])
 	if err != nil {
-		return fmt.Errorf("starting the workload API: %w", err)
+		return false, errors.Join(fmt.Errorf("starting the workload API: %w", err), stopKine(k))
 	}
 	cfg, err := api.AdminConfig(b.files[clientCACertPath], b.files[clientCAKeyPath])
 	if err == nil {
@@ -85,14 +138,24 @@ func (c *workloadCluster) initialize(ctx context.Context, machine string, b *boo
 		clientset, err = kubernetes.NewForConfig(cfg)
 	}
 	if err != nil {
-		return errors.Join(fmt.Errorf("workload admin client: %w", err), api.Stop())
+		return false, errors.Join(fmt.Errorf("workload admin client: %w", err), api.Stop(), stopKine(k))
 	}
-	c.api, c.config, c.initMachine, c.secrets = api, cfg, machine, s
+	c.api, c.kine, c.config, c.initMachine, c.secrets = api, k, cfg, machine, s
 	c.members, c.removed = map[string]*member{}, map[string]string{}
-	etcdCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	c.stopEtcd = cancel
-	go runEtcdController(etcdCtx, clientset, c)
-	return nil
+	if s.datastore == "" {
+		etcdCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		c.stopEtcd = cancel
+		go runEtcdController(etcdCtx, clientset, c)
+	}
+	return true, nil
+}
+
+// stopKine stops k, if any.
+func stopKine(k *envtest.Kine) error {
+	if k == nil {
+		return nil
+	}
+	return k.Stop()
 }
 
 // ready returns the workload client once the cluster serves its API.
@@ -204,6 +267,7 @@ func (c *workloadCluster) status() (apiUp, quorumLost bool) {
 func (c *workloadCluster) stop() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.closed = true
 	return c.stopLocked()
 }
 
@@ -215,6 +279,8 @@ func (c *workloadCluster) stopLocked() error {
 		return nil
 	}
 	err := c.api.Stop()
-	c.api = nil
+	// After the API, which would otherwise spend its shutdown retrying kine.
+	err = errors.Join(err, stopKine(c.kine))
+	c.api, c.kine = nil, nil
 	return err
 }

@@ -19,7 +19,7 @@ type node struct {
 	role       string
 	version    string
 	address    string
-	// etcdMember is the member's name on servers.
+	// etcdMember is the member's name on servers; "" on servers of a datastore cluster.
 	etcdMember string
 	labels     []string
 	taints     []string
@@ -91,9 +91,12 @@ func (n node) object() (*corev1.Node, error) {
 	if n.role == roleServer {
 		labels["node-role.kubernetes.io/control-plane"] = "true"
 		labels["node-role.kubernetes.io/master"] = "true"
-		labels[etcdRoleLabel] = "true"
-		annotations[etcdNodeNameAnnotation] = n.etcdMember
-		annotations[etcdNodeAddressAnnotation] = n.address
+		// Servers of a datastore cluster run no etcd, and k3s gives them no etcd role.
+		if n.etcdMember != "" {
+			labels[etcdRoleLabel] = "true"
+			annotations[etcdNodeNameAnnotation] = n.etcdMember
+			annotations[etcdNodeAddressAnnotation] = n.address
+		}
 	}
 	for _, l := range n.labels {
 		k, v, _ := strings.Cut(l, "=")

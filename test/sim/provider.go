@@ -35,6 +35,8 @@ type Provider struct {
 	simClusters map[client.ObjectKey]client.ObjectKey
 	reserved    map[client.ObjectKey]net.Listener
 	changes     chan event.GenericEvent
+	// stopped is set by Stop: clusters registered after it start nothing.
+	stopped bool
 }
 
 // SetupWithManager registers the SimCluster and SimMachine reconcilers, and stops every
@@ -71,6 +73,7 @@ func (p *Provider) SetupWithManager(mgr ctrl.Manager, opts controller.Options) e
 func (p *Provider) Stop() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.stopped = true
 	var errs []error
 	for key, c := range p.clusters {
 		errs = append(errs, c.stop())
@@ -119,6 +122,7 @@ func (p *Provider) ensureCluster(key, simCluster client.ObjectKey, port int) *wo
 	c := &workloadCluster{
 		key: key, port: port, dir: p.Dir, onChange: p.changed,
 		release: func() { p.releasePort(key) },
+		closed:  p.stopped,
 	}
 	p.clusters[key] = c
 	return c

@@ -77,6 +77,7 @@ func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 
 	sc.Status.Initialization.Provisioned = ptr.To(true)
 	sc.Status.EtcdMembers = wc.memberNames()
+	sc.Status.Datastore = wc.datastoreAddress()
 	conditions.Set(sc, metav1.Condition{Type: clusterv1.ReadyCondition, Status: metav1.ConditionTrue, Reason: clusterv1.ReadyReason})
 	switch up, lost := wc.status(); {
 	case lost:

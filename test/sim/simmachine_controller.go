@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/capk3s/capk3s/test/envtest"
 	simv1 "github.com/capk3s/capk3s/test/sim/api/v1beta2"
 )
 
@@ -28,6 +29,7 @@ const (
 	waitingForFirstServerReason   = "WaitingForFirstServer"
 	bootstrapDataInvalidReason    = "BootstrapDataInvalid"
 	joinRefusedReason             = "JoinRefused"
+	datastoreUnreachableReason    = "DatastoreUnreachable"
 	apiUnavailableReason          = "WorkloadAPIUnavailable"
 	joinedReason                  = "Joined"
 )
@@ -111,8 +113,14 @@ func (r *machineReconciler) boot(ctx context.Context, sm *simv1.SimMachine, mach
 		return ctrl.Result{}, nil
 	}
 	sm.Status.Role, sm.Status.K3sVersion = b.install.role, b.install.version
-	if b.clusterInit() {
-		if err := wc.initialize(ctx, machine.Name, b); err != nil {
+	if b.clusterInit() || b.datastore() != "" {
+		err := wc.initialize(ctx, machine.Name, b)
+		if errors.Is(err, envtest.ErrDatastoreUnreachable) {
+			// k3s waits for its datastore; the same data may get in once it is up.
+			notReady(sm, datastoreUnreachableReason, err.Error())
+			return ctrl.Result{RequeueAfter: retryJoin}, nil
+		}
+		if err != nil {
 			notReady(sm, joinRefusedReason, err.Error())
 			return ctrl.Result{}, err
 		}
@@ -126,6 +134,8 @@ func (r *machineReconciler) boot(ctx context.Context, sm *simv1.SimMachine, mach
 		notReady(sm, apiUnavailableReason, err.Error())
 		return ctrl.Result{RequeueAfter: retryJoin}, nil
 	}
+	// A datastore server is checked too, including the one that started the API: its
+	// data matches the secrets it set up, and the others' must match them.
 	if !b.clusterInit() {
 		if err := b.checkJoin(s, wc.endpoint(), raw); err != nil {
 			// k3s keeps retrying, but the same data never gets in.
@@ -139,7 +149,7 @@ func (r *machineReconciler) boot(ctx context.Context, sm *simv1.SimMachine, mach
 		notReady(sm, bootstrapDataInvalidReason, err.Error())
 		return ctrl.Result{}, nil
 	}
-	if n.role == roleServer {
+	if n.role == roleServer && s.datastore == "" {
 		if n.etcdMember, err = wc.addMember(n.name); err != nil {
 			return ctrl.Result{}, err
 		}

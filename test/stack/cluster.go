@@ -24,6 +24,10 @@ type ClusterOptions struct {
 	Version string
 	// Format is the bootstrap data's format for servers and agents ("" is cloud-config).
 	Format bootstrapv1.Format
+	// Datastore, when set, names the Secret key holding the servers' external
+	// datastore endpoint (spec.serverConfig.datastore.endpointSecret); nil is embedded
+	// etcd.
+	Datastore *bootstrapv1.SecretKeyReference
 }
 
 // Cluster is every object a user applies for one cluster.
@@ -71,6 +75,9 @@ func NewCluster(o ClusterOptions) *Cluster {
 				},
 			},
 		},
+	}
+	if o.Datastore != nil {
+		c.ControlPlane.Spec.KThreesConfigSpec.ServerConfig.Datastore = &bootstrapv1.Datastore{EndpointSecret: *o.Datastore}
 	}
 	c.Cluster = &clusterv1.Cluster{
 		ObjectMeta: metav1.ObjectMeta{Namespace: o.Namespace, Name: o.Name},

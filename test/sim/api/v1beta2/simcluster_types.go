@@ -44,6 +44,12 @@ type SimClusterStatus struct {
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=64
 	EtcdMembers []string `json:"etcdMembers,omitempty"`
+
+	// datastore is the external datastore a datastore cluster's servers run on (its
+	// URL without credentials), in place of etcd members; empty with etcd.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Datastore string `json:"datastore,omitempty"`
 }
 
 // +kubebuilder:object:root=true
