@@ -44,12 +44,13 @@ type namedRef struct {
 
 // datastoreRefs lists the references that are set, with where each value goes.
 func datastoreRefs(d *bootstrapv1.Datastore) []namedRef {
-	refs := []namedRef{{"endpointSecret", d.EndpointSecret, func(v *cloudinit.Datastore, s string) { v.Endpoint = s }}}
+	var refs []namedRef
 	for _, r := range []struct {
 		field string
 		ref   *bootstrapv1.SecretKeyReference
 		set   func(*cloudinit.Datastore, string)
 	}{
+		{"endpointSecret", &d.EndpointSecret, func(v *cloudinit.Datastore, s string) { v.Endpoint = s }},
 		{"caSecret", d.CASecret, func(v *cloudinit.Datastore, s string) { v.CACert = s }},
 		{"certSecret", d.CertSecret, func(v *cloudinit.Datastore, s string) { v.ClientCert = s }},
 		{"keySecret", d.KeySecret, func(v *cloudinit.Datastore, s string) { v.ClientKey = s }},
@@ -96,13 +97,5 @@ func (r *Reconciler) datastoreSecretToConfigs(ctx context.Context, o client.Obje
 		ctrl.LoggerFrom(ctx).Error(err, "Listing KThreesConfigs to wake", "Secret", client.ObjectKeyFromObject(o))
 		return nil
 	}
-	var out []reconcile.Request
-	for i := range configs.Items {
-		c := &configs.Items[i]
-		if c.Status.Initialization.DataSecretCreated != nil && *c.Status.Initialization.DataSecretCreated {
-			continue
-		}
-		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(c)})
-	}
-	return out
+	return withoutData(configs)
 }

@@ -126,10 +126,15 @@ func (r *Reconciler) waitingConfigs(ctx context.Context, namespace, clusterName 
 		ctrl.LoggerFrom(ctx).Error(err, "Listing KThreesConfigs to wake", "Cluster", clusterName)
 		return nil
 	}
+	return withoutData(configs)
+}
+
+// withoutData are the requests of the listed configs that have no bootstrap data yet.
+func withoutData(configs *bootstrapv1.KThreesConfigList) []reconcile.Request {
 	var out []reconcile.Request
 	for i := range configs.Items {
 		c := &configs.Items[i]
-		if c.Status.Initialization.DataSecretCreated != nil && *c.Status.Initialization.DataSecretCreated {
+		if ptr.Deref(c.Status.Initialization.DataSecretCreated, false) {
 			continue
 		}
 		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(c)})

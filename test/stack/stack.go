@@ -57,30 +57,34 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		s.SetConnectionCreationRetryInterval(2 * time.Second)
 	}
 	c, r := mgr.GetClient(), mgr.GetAPIReader()
-	for name, setupFn := range map[string]func() error{
-		"CAPI Cluster": func() error {
+	// A list, not a map: controllers register in a fixed order, run after run.
+	for _, step := range []struct {
+		name  string
+		setup func() error
+	}{
+		{"CAPI Cluster", func() error {
 			return (&clustercontroller.Reconciler{Client: c, APIReader: r, ClusterCache: cc, RemoteConnectionGracePeriod: 50 * time.Second}).
 				SetupWithManager(ctx, mgr, copts)
-		},
-		"CAPI Machine": func() error {
+		}},
+		{"CAPI Machine", func() error {
 			return (&machinecontroller.Reconciler{Client: c, APIReader: r, ClusterCache: cc, RemoteConditionsGracePeriod: 5 * time.Minute}).
 				SetupWithManager(ctx, mgr, copts)
-		},
-		"CAPI MachineSet": func() error {
+		}},
+		{"CAPI MachineSet", func() error {
 			return (&machinesetcontroller.Reconciler{Client: c, APIReader: r, ClusterCache: cc}).SetupWithManager(ctx, mgr, copts)
-		},
-		"CAPI MachineDeployment": func() error {
+		}},
+		{"CAPI MachineDeployment", func() error {
 			return (&machinedeploymentcontroller.Reconciler{Client: c, APIReader: r}).SetupWithManager(ctx, mgr, copts)
-		},
-		"KThreesControlPlane": func() error {
+		}},
+		{"KThreesControlPlane", func() error {
 			return (&controlplane.Reconciler{Client: c, ClusterCache: cc}).SetupWithManager(ctx, mgr, copts)
-		},
-		"KThreesConfig": func() error {
+		}},
+		{"KThreesConfig", func() error {
 			return (&bootstrap.Reconciler{Client: c}).SetupWithManager(ctx, mgr, copts)
-		},
+		}},
 	} {
-		if err := setupFn(); err != nil {
-			return fmt.Errorf("%s reconciler: %w", name, err)
+		if err := step.setup(); err != nil {
+			return fmt.Errorf("%s reconciler: %w", step.name, err)
 		}
 	}
 	if opts.Sim != nil {
