@@ -49,16 +49,13 @@ func setDatastoreHealth(kcp *controlplanev1.KThreesControlPlane, seen observed) 
 // datastore outage from an outage of every server; monitor the datastore itself.
 func setDatastoreAvailable(kcp *controlplanev1.KThreesControlPlane, seen observed) {
 	c := metav1.Condition{Type: controlplanev1.DatastoreAvailableCondition}
-	ready := 0
-	for _, m := range seen.machines {
-		if seen.nodes.Ready(m.Name) {
-			ready++
-		}
-	}
+	ready := readyServers(seen)
 	switch {
+	case seen.unreachable():
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, controlplanev1.WorkloadClusterUnreachableReason, workloadUnreachableMessage
 	case seen.nodes == nil:
 		c.Status, c.Reason = metav1.ConditionUnknown, datastoreUnknownReason
-		c.Message = "The servers' Nodes were not read from the workload cluster (unreachable, or not reached yet)"
+		c.Message = "The servers' Nodes were not read from the workload cluster (not reached yet)"
 	case ready == 0:
 		c.Status, c.Reason = metav1.ConditionFalse, datastoreNotAvailableReason
 		c.Message = "No server's Node is Ready, so nothing shows that the external datastore serves the cluster"

@@ -110,7 +110,7 @@ func TestDatastoreCondition(t *testing.T) {
 	}{
 		{"one server Ready", etcdSeen(machines, etcdMember("a", etcdNotMember), notReady), metav1.ConditionTrue, datastoreAvailableReason},
 		{"no server Ready", etcdSeen(machines, notReady), metav1.ConditionFalse, datastoreNotAvailableReason},
-		{"nodes unknown", observed{machines: collections.FromMachines(machines...)}, metav1.ConditionUnknown, datastoreUnknownReason},
+		{"workload cluster unreachable", observed{machines: collections.FromMachines(machines...)}, metav1.ConditionUnknown, controlplanev1.WorkloadClusterUnreachableReason},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			kcp := onDatastore(decisionKCP(2, nil))

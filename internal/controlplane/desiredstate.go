@@ -42,6 +42,12 @@ func desiredDeletion(kcp *controlplanev1.KThreesControlPlane) clusterv1.MachineD
 	}
 }
 
+// desiredMinReadySeconds is the Machine's minReadySeconds, propagated in place: it
+// changes when a Ready Machine counts as Available, not the machine itself.
+func desiredMinReadySeconds(kcp *controlplanev1.KThreesControlPlane) *int32 {
+	return kcp.Spec.MachineTemplate.Spec.MinReadySeconds
+}
+
 func controllerRef(kcp *controlplanev1.KThreesControlPlane) metav1.OwnerReference {
 	return *metav1.NewControllerRef(kcp, controlplanev1.GroupVersion.WithKind("KThreesControlPlane"))
 }
@@ -65,6 +71,7 @@ func desiredMachine(kcp *controlplanev1.KThreesControlPlane, cluster *clusterv1.
 			FailureDomain:     failureDomain,
 			ReadinessGates:    kcp.Spec.MachineTemplate.Spec.ReadinessGates,
 			Deletion:          desiredDeletion(kcp),
+			MinReadySeconds:   desiredMinReadySeconds(kcp),
 		},
 	}
 	// The pre-terminate hook holds the Machine's deletion until k3s has removed its

@@ -256,12 +256,13 @@ func (r *Reconciler) requestMemberRemoval(ctx context.Context, cluster *clusterv
 // whose hook is released has left etcd and is not counted.
 func setEtcdHealth(kcp *controlplanev1.KThreesControlPlane, seen observed) {
 	c := metav1.Condition{Type: controlplanev1.EtcdClusterHealthyCondition}
-	if seen.nodes == nil || seen.machines.Len() == 0 {
-		c.Status, c.Reason = metav1.ConditionUnknown, etcdClusterHealthUnknownReason
-		c.Message = "The servers' Nodes were not read from the workload cluster (unreachable, or not reached yet)"
-		if seen.nodes != nil {
-			c.Message = "There are no servers"
-		}
+	switch {
+	case seen.machines.Len() == 0:
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, etcdClusterHealthUnknownReason, "There are no servers"
+		conditions.Set(kcp, c)
+		return
+	case seen.unreachable():
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, controlplanev1.WorkloadClusterUnreachableReason, workloadUnreachableMessage
 		conditions.Set(kcp, c)
 		return
 	}
@@ -291,4 +292,23 @@ func setEtcdHealth(kcp *controlplanev1.KThreesControlPlane, seen observed) {
 	}
 	setBool(kcp, controlplanev1.EtcdClusterHealthyCondition, len(unhealthy) == 0,
 		etcdClusterHealthyReason, etcdClusterNotHealthyReason, "Servers that are not healthy etcd members: "+list(unhealthy))
+}
+
+// etcdQuorumView counts, from the servers' Nodes, the etcd members k3s publishes
+// (Nodes labelled node-role.kubernetes.io/etcd=true whose removal k3s has not
+// confirmed) and the healthy ones among them (Ready, no removal asked). A server
+// without a Node is not counted: k3s joins it to etcd as a learner, which does not
+// vote, until it runs.
+func etcdQuorumView(seen observed) (members, healthy int) {
+	for _, m := range seen.machines {
+		n := seen.nodes[m.Name]
+		if n == nil || !isEtcdMember(n) || removalConfirmed(n) {
+			continue
+		}
+		members++
+		if !removalRequested(n) && seen.nodes.Ready(m.Name) {
+			healthy++
+		}
+	}
+	return members, healthy
 }

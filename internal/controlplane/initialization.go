@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/controllers/clustercache"
 	"sigs.k8s.io/cluster-api/util/collections"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 	"github.com/capk3s/capk3s/internal/workload"
@@ -45,21 +42,4 @@ func (r *Reconciler) observeNodes(ctx context.Context, cluster *clusterv1.Cluste
 		kcp.Status.Initialization.ControlPlaneInitialized = ptr.To(true)
 	}
 	return nodes, nil
-}
-
-// watchNodes watches the workload cluster's Nodes for this control plane. ClusterCache
-// keeps one watch per name and cluster, so calling it every pass is cheap.
-func (r *Reconciler) watchNodes(ctx context.Context, cluster client.ObjectKey, kcp *controlplanev1.KThreesControlPlane) error {
-	if r.controller == nil {
-		return nil
-	}
-	request := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(kcp)}
-	return r.ClusterCache.Watch(ctx, cluster, clustercache.NewWatcher(clustercache.WatcherOptions{
-		Name:    "kthreescontrolplane-watchNodes",
-		Watcher: r.controller,
-		Kind:    &corev1.Node{},
-		EventHandler: handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
-			return []reconcile.Request{request}
-		}),
-	}))
 }

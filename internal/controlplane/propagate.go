@@ -18,8 +18,9 @@ import (
 )
 
 // propagate brings the metadata of existing servers in line with the machine template
-// (and the Machines' deletion timeouts), without a rollout. Only what differs is
-// patched, so an idle control plane writes nothing.
+// (and the Machines' deletion timeouts and minReadySeconds), without a rollout, and
+// sets each Machine's UpToDate condition. Only what differs is patched, so an idle
+// control plane writes nothing.
 // It returns each server's bootstrap config and infrastructure machine as read, for
 // the up-to-date decision.
 func (r *Reconciler) propagate(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, machines collections.Machines) (map[string]serverObjects, error) {
@@ -35,17 +36,11 @@ func (r *Reconciler) propagate(ctx context.Context, cluster *clusterv1.Cluster, 
 			return nil, err
 		}
 		objects[m.Name] = objs
+		if err := r.syncMachine(ctx, kcp, m, objs, wantLabels, wantAnnotations); err != nil {
+			return nil, err
+		}
 		if !m.DeletionTimestamp.IsZero() {
 			continue
-		}
-		before := m.DeepCopy()
-		mergeMetadata(m, wantLabels, wantAnnotations)
-		if !externalDatastore(kcp) {
-			ensureEtcdHook(m)
-		}
-		m.Spec.Deletion = desiredDeletion(kcp)
-		if err := r.patchIfChanged(ctx, before, m); err != nil {
-			return nil, err
 		}
 		if objs.config != nil {
 			before := objs.config.DeepCopy()

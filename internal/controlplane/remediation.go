@@ -321,6 +321,9 @@ func replacementPreflight(machines collections.Machines, nodes workload.Nodes, e
 	if deleting := machines.Filter(collections.HasDeletionTimestamp); deleting.Len() > 0 {
 		return fmt.Sprintf("waiting for Machine %s to be deleted", list(deleting.Names()))
 	}
+	if nodes == nil {
+		return blockedUnreachable
+	}
 	var settling []string
 	healthy := 0
 	for _, m := range machines {

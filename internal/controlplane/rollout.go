@@ -23,7 +23,9 @@ func (r *Reconciler) reconcileReplicas(ctx context.Context, cluster *clusterv1.C
 	case stepScaleUp:
 		return r.scaleUp(ctx, cluster, kcp, seen.machines)
 	case stepScaleDown:
-		return r.scaleDown(ctx, cluster, seen.machines, outdated)
+		var err error
+		seen.blocked, err = r.scaleDown(ctx, cluster, seen.machines, outdated)
+		return err
 	}
 	return nil
 }

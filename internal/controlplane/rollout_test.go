@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/collections"
+	"sigs.k8s.io/cluster-api/util/conditions"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
@@ -133,6 +134,18 @@ func TestSelectMachineForScaleDown(t *testing.T) {
 			[]*clusterv1.Machine{decisionMachine("a1", 5*time.Hour, inFD("a")), decisionMachine("b1", 4*time.Hour, inFD("b")), decisionMachine("b2", 3*time.Hour, inFD("b"))}, nil, "b1"},
 		{"outdated in the crowded failure domain", withFDs,
 			[]*clusterv1.Machine{decisionMachine("a1", 5*time.Hour, inFD("a")), decisionMachine("a2", time.Hour, inFD("a")), decisionMachine("b1", 4*time.Hour, inFD("b"))}, []string{"a2", "b1"}, "a2"},
+		// The Cluster no longer lists a server's failure domain: that server goes first,
+		// else the scale-down would stall (PickMost only counts listed domains).
+		{"server in a removed failure domain first", withFDs,
+			[]*clusterv1.Machine{decisionMachine("a1", 5*time.Hour, inFD("a")), decisionMachine("b1", 4*time.Hour, inFD("b")), decisionMachine("c1", time.Hour, inFD("c"))}, nil, "c1"},
+		{"only servers in removed failure domains", withFDs,
+			[]*clusterv1.Machine{decisionMachine("c1", 5*time.Hour, inFD("c")), decisionMachine("d1", 4*time.Hour, inFD("d"))}, nil, "c1"},
+		{"outdated server in a removed failure domain", withFDs,
+			[]*clusterv1.Machine{decisionMachine("a1", 5*time.Hour, inFD("a")), decisionMachine("a2", 4*time.Hour, inFD("a")), decisionMachine("c1", time.Hour, inFD("c"))}, []string{"c1"}, "c1"},
+		{"server without a failure domain while the Cluster has some", withFDs,
+			[]*clusterv1.Machine{decisionMachine("a1", 5*time.Hour, inFD("a")), decisionMachine("a2", 4*time.Hour, inFD("a")), decisionMachine("none", time.Hour)}, nil, "none"},
+		{"a server being deleted is never picked", noFDs,
+			[]*clusterv1.Machine{decisionMachine("old", 3*time.Hour, beingDeleted()), decisionMachine("new", time.Hour)}, nil, "new"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -150,6 +163,22 @@ func TestSelectMachineForScaleDown(t *testing.T) {
 				t.Errorf("picked %v, want %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// A scale-down that finds no server to remove says so, for the ScalingDown condition,
+// instead of stalling silently.
+func TestScaleDownWithoutAVictimSaysWhy(t *testing.T) {
+	machines := collections.FromMachines(decisionMachine("a", time.Hour, beingDeleted()))
+	r := &Reconciler{}
+	why, err := r.scaleDown(context.Background(), &clusterv1.Cluster{}, machines, nil)
+	if err != nil || !strings.Contains(why, "no server to remove") {
+		t.Errorf("scaleDown = %q, %v; want a reason", why, err)
+	}
+	kcp := decisionKCP(1, nil)
+	setScaling(kcp, observed{machines: collections.FromMachines(decisionMachine("a", time.Hour), decisionMachine("b", time.Hour)), blocked: why})
+	if c := conditions.Get(kcp, controlplanev1.ScalingDownCondition); c == nil || !strings.Contains(c.Message, why) {
+		t.Errorf("ScalingDown = %+v, want the reason in its message", c)
 	}
 }
 

@@ -101,29 +101,46 @@ func (r *Reconciler) deleteQuietly(ctx context.Context, obj client.Object) error
 }
 
 // scaleDown deletes one server, chosen as KCP does: one marked with CAPI's delete
-// annotation first, then an outdated one, then from the failure domain with the most
-// servers, the oldest there.
-func (r *Reconciler) scaleDown(ctx context.Context, cluster *clusterv1.Cluster, machines, outdated collections.Machines) error {
+// annotation first, then an outdated one; among those, one in a failure domain the
+// Cluster no longer lists, else one from the listed domain with the most servers, the
+// oldest there. It returns why no server could be chosen ("" once one is deleted), for
+// the ScalingDown condition: a scale-down must never stall without saying so.
+func (r *Reconciler) scaleDown(ctx context.Context, cluster *clusterv1.Cluster, machines, outdated collections.Machines) (string, error) {
 	victim := selectMachineForScaleDown(ctx, cluster, machines, outdated)
 	if victim == nil {
-		return nil
+		return fmt.Sprintf("no server to remove was found among %s", list(machines.Names())), nil
 	}
 	if err := r.Client.Delete(ctx, victim); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("deleting Machine %s: %w", victim.Name, err)
+		return "", fmt.Errorf("deleting Machine %s: %w", victim.Name, err)
 	}
 	ctrl.LoggerFrom(ctx).Info("Deleted a control plane Machine", "Machine", victim.Name)
-	return nil
+	return "", nil
 }
 
 func selectMachineForScaleDown(ctx context.Context, cluster *clusterv1.Cluster, machines, outdated collections.Machines) *clusterv1.Machine {
-	candidates := machines
-	if marked := machines.Filter(collections.HasAnnotationKey(clusterv1.DeleteMachineAnnotation)); marked.Len() > 0 {
+	candidates := machines.Filter(collections.Not(collections.HasDeletionTimestamp))
+	if marked := candidates.Filter(collections.HasAnnotationKey(clusterv1.DeleteMachineAnnotation)); marked.Len() > 0 {
 		candidates = marked
 	} else if outdated.Len() > 0 {
 		candidates = outdated
 	}
-	fd := failuredomains.PickMost(ctx, controlPlaneFailureDomains(cluster), machines, candidates)
+	domains := controlPlaneFailureDomains(cluster)
+	// A server outside every listed domain (its domain was removed from the Cluster, or
+	// it has none while domains exist) goes first: PickMost only counts listed
+	// domains, so it would never pick such a server and the step would stall.
+	if stray := candidates.Filter(collections.Not(collections.InFailureDomains(failureDomainNames(domains)...))); len(domains) > 0 && stray.Len() > 0 {
+		return stray.Oldest()
+	}
+	fd := failuredomains.PickMost(ctx, domains, machines, candidates)
 	return candidates.Filter(collections.InFailureDomains(fd)).Oldest()
+}
+
+func failureDomainNames(domains []clusterv1.FailureDomain) []string {
+	names := make([]string, 0, len(domains))
+	for _, fd := range domains {
+		names = append(names, fd.Name)
+	}
+	return names
 }
 
 // controlPlaneFailureDomains are the Cluster's failure domains that may host servers.

@@ -28,6 +28,11 @@ type observed struct {
 	blocked string
 }
 
+// unreachable says the pass has servers but could not read their Nodes: the
+// workload cluster's API cannot be reached (or not yet). Nothing that depends on the
+// Nodes is decided or reported as a fact then.
+func (o observed) unreachable() bool { return o.machines.Len() > 0 && o.nodes == nil }
+
 func desiredReplicas(kcp *controlplanev1.KThreesControlPlane) int32 {
 	return ptr.Deref(kcp.Spec.Replicas, 1)
 }
@@ -39,7 +44,10 @@ func (o observed) outdated(kcp *controlplanev1.KThreesControlPlane, now time.Tim
 	})
 }
 
-// setStatus writes the contract's counters and the machine conditions.
+// setStatus writes the contract's counters and the machine conditions. The counters
+// and MachinesReady/MachinesUpToDate come from the Machines' own conditions, as CAPI
+// core and its tools read them: Ready and Available are CAPI's Machine controller's
+// (Node health, readiness gates, minReadySeconds), UpToDate is this controller's.
 func setStatus(cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, o observed) {
 	kcp.Status.Selector = labels.SelectorFromSet(map[string]string{
 		clusterv1.ClusterNameLabel:             cluster.Name,
@@ -48,51 +56,98 @@ func setStatus(cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPla
 	if o.machines == nil {
 		return
 	}
-	var ready, available, upToDate int32
-	var notReady, outdated []string
-	now := time.Now()
+	setReplicas(kcp, o.machines)
+	kcp.Status.Versions = versionsOf(o.machines)
+	kcp.Status.Version = ""
+	if len(kcp.Status.Versions) > 0 {
+		kcp.Status.Version = kcp.Status.Versions[0].Version
+	}
+	setMachinesReady(kcp, o.machines)
+	setMachinesUpToDate(kcp, o.machines, time.Now())
+	setScaling(kcp, o)
+	var outdated []string
 	for _, m := range o.machines {
-		if o.nodes.Ready(m.Name) {
-			ready++
-			if m.DeletionTimestamp.IsZero() {
-				available++
-			}
-		} else {
-			notReady = append(notReady, m.Name)
-		}
-		if reason := upToDateReason(m, o.objects[m.Name], kcp, now); reason == "" {
-			upToDate++
-		} else {
+		if reason := upToDateReason(m, o.objects[m.Name], kcp, time.Now()); reason != "" {
 			outdated = append(outdated, m.Name+" ("+reason+")")
 		}
 	}
-	kcp.Status.Replicas = ptr.To(int32(o.machines.Len()))
+	rolling := "Rolling out: " + list(outdated)
+	if o.blocked != "" {
+		rolling += "; " + o.blocked
+	}
+	setTrueWhen(kcp, controlplanev1.RollingOutCondition, len(outdated) > 0, controlplanev1.RollingOutReason,
+		controlplanev1.NotRollingOutReason, rolling)
+	setAvailable(kcp, o)
+}
+
+// setReplicas counts the Machines' conditions, as KCP does, so that readiness gates
+// and minReadySeconds count and a Machine whose Ready is Unknown is not ready.
+func setReplicas(kcp *controlplanev1.KThreesControlPlane, machines collections.Machines) {
+	var ready, available, upToDate int32
+	for _, m := range machines {
+		if conditions.IsTrue(m, clusterv1.MachineReadyCondition) {
+			ready++
+		}
+		if conditions.IsTrue(m, clusterv1.MachineAvailableCondition) {
+			available++
+		}
+		if conditions.IsTrue(m, clusterv1.MachineUpToDateCondition) {
+			upToDate++
+		}
+	}
+	kcp.Status.Replicas = ptr.To(int32(machines.Len()))
 	kcp.Status.ReadyReplicas = ptr.To(ready)
 	kcp.Status.AvailableReplicas = ptr.To(available)
 	kcp.Status.UpToDateReplicas = ptr.To(upToDate)
-	kcp.Status.Version = o.machines.LowestVersion()
+}
 
-	setBool(kcp, controlplanev1.MachinesReadyCondition, len(notReady) == 0,
-		controlplanev1.ReadyReason, controlplanev1.NotReadyReason, "Node not Ready for Machine "+list(notReady))
-	setBool(kcp, controlplanev1.MachinesUpToDateCondition, len(outdated) == 0,
-		controlplanev1.UpToDateReason, controlplanev1.NotUpToDateReason, "Machine needs a rollout: "+list(outdated))
-	setScaling(kcp, o)
-	setTrueWhen(kcp, controlplanev1.RollingOutCondition, len(outdated) > 0, controlplanev1.RollingOutReason,
-		controlplanev1.NotRollingOutReason, "Rolling out: "+list(outdated))
-	initialized := ptr.Deref(kcp.Status.Initialization.ControlPlaneInitialized, false)
-	tokenOK := conditions.IsTrue(kcp, controlplanev1.TokenAvailableCondition)
+// setAvailable: the control plane is Available once it is initialized, its join
+// token is usable and its datastore serves: a quorum of the embedded etcd members
+// healthy, or some server Ready in front of an external datastore. Those last facts
+// come from the workload cluster's Nodes; when they cannot be read, Available is
+// Unknown rather than False, since an unreachable API says nothing about the servers
+// (and CAPI copies a False into the Cluster).
+func setAvailable(kcp *controlplanev1.KThreesControlPlane, o observed) {
 	var why []string
-	if !initialized {
+	if !isTrue(kcp.Status.Initialization.ControlPlaneInitialized) {
 		why = append(why, "the control plane is not initialized")
 	}
-	if ready == 0 {
-		why = append(why, "no server's node is Ready")
-	}
-	if !tokenOK {
+	if !conditions.IsTrue(kcp, controlplanev1.TokenAvailableCondition) {
 		why = append(why, "the join token is not available")
+	}
+	if len(why) == 0 && o.unreachable() {
+		conditions.Set(kcp, metav1.Condition{
+			Type: controlplanev1.AvailableCondition, Status: metav1.ConditionUnknown,
+			Reason: controlplanev1.WorkloadClusterUnreachableReason, Message: workloadUnreachableMessage,
+		})
+		return
+	}
+	if len(why) == 0 {
+		if externalDatastore(kcp) {
+			if readyServers(o) == 0 {
+				why = append(why, "no server's Node is Ready")
+			}
+		} else if members, healthy := etcdQuorumView(o); members == 0 || healthy < members/2+1 {
+			why = append(why, fmt.Sprintf("%d of %d etcd members are healthy, fewer than a quorum", healthy, members))
+		}
 	}
 	setBool(kcp, controlplanev1.AvailableCondition, len(why) == 0,
 		controlplanev1.AvailableReason, controlplanev1.NotAvailableReason, strings.Join(why, "; "))
+}
+
+// workloadUnreachableMessage explains every condition that is Unknown because the
+// workload cluster's Nodes could not be read.
+const workloadUnreachableMessage = "The workload cluster's API cannot be reached, so the servers' Nodes and etcd members are unknown; " +
+	"no scaling, rollout or remediation step is taken until it can"
+
+func readyServers(o observed) int {
+	ready := 0
+	for _, m := range o.machines {
+		if o.nodes.Ready(m.Name) {
+			ready++
+		}
+	}
+	return ready
 }
 
 func setScaling(kcp *controlplanev1.KThreesControlPlane, o observed) {

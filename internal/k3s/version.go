@@ -1,8 +1,10 @@
 package k3s
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/blang/semver/v4"
@@ -35,4 +37,27 @@ func ParseVersion(v string) (semver.Version, error) {
 		return semver.Version{}, fmt.Errorf("%q is not a k3s version: %w", v, err)
 	}
 	return parsed, nil
+}
+
+// CompareVersions orders two k3s releases: by their Kubernetes version, then by the
+// k3s build ("+k3s2" is newer than "+k3s1"). Semantic versioning ignores build
+// metadata, and CAPI's build-tag comparison cannot order non-numeric tags, so k3s's
+// own numbering is read here. It returns -1, 0 or 1.
+func CompareVersions(a, b semver.Version) int {
+	if c := a.Compare(b); c != 0 {
+		return c
+	}
+	return cmp.Compare(buildNumber(a), buildNumber(b))
+}
+
+// buildNumber is N of a "+k3sN" build, 0 without one.
+func buildNumber(v semver.Version) int {
+	for _, b := range v.Build {
+		if n, ok := strings.CutPrefix(b, "k3s"); ok {
+			if i, err := strconv.Atoi(n); err == nil {
+				return i
+			}
+		}
+	}
+	return 0
 }

@@ -21,14 +21,17 @@ const (
 	// controller does not connect to the datastore.
 	DatastoreAvailableCondition = "DatastoreAvailable"
 
-	// AvailableCondition is True once the control plane is initialized, at least one
-	// server's node is Ready and the join token is available.
+	// AvailableCondition is True once the control plane is initialized, the join token
+	// is available and the datastore serves: a quorum of the embedded etcd members is
+	// healthy (or, with an external datastore, some server's Node is Ready). Unknown
+	// while the workload cluster cannot be reached.
 	AvailableCondition = "Available"
 
-	// MachinesReadyCondition is True when every server's node is Ready.
+	// MachinesReadyCondition aggregates the server Machines' Ready conditions.
 	MachinesReadyCondition = "MachinesReady"
 
-	// MachinesUpToDateCondition is True when no server needs a rollout.
+	// MachinesUpToDateCondition aggregates the server Machines' UpToDate conditions,
+	// which this controller sets: True when no server needs a rollout.
 	MachinesUpToDateCondition = "MachinesUpToDate"
 
 	// ScalingUpCondition is True while servers are missing; its message says what it waits for.
@@ -72,4 +75,18 @@ const (
 	WaitingForWorkersDeletionReason = "WaitingForWorkersDeletion"
 	RollingOutReason                = "RollingOut"
 	NotRollingOutReason             = "NotRollingOut"
+
+	// ReadyUnknownReason and UpToDateUnknownReason: some server's Machine reports its
+	// Ready (UpToDate) condition as Unknown, or not at all yet.
+	ReadyUnknownReason    = "ReadyUnknown"
+	UpToDateUnknownReason = "UpToDateUnknown"
+	// NoReplicasReason: MachinesReady and MachinesUpToDate are True because there are no servers.
+	NoReplicasReason = "NoReplicas"
+	// InternalErrorReason: the controller could not compute the condition; see its log.
+	InternalErrorReason = "InternalError"
+
+	// WorkloadClusterUnreachableReason: Available, EtcdClusterHealthy and
+	// DatastoreAvailable are Unknown because the workload cluster's API cannot be
+	// reached, so its Nodes (and k3s's etcd membership on them) cannot be read.
+	WorkloadClusterUnreachableReason = "WorkloadClusterUnreachable"
 )

@@ -122,6 +122,12 @@ type KThreesControlPlaneMachineTemplateSpec struct {
 	// deletion holds the timeouts used when a server's Machine is deleted.
 	// +optional
 	Deletion MachineDeletionSpec `json:"deletion,omitempty,omitzero"`
+
+	// minReadySeconds is how long a server's Machine must be Ready before it counts as
+	// Available (default 0). It is set on existing Machines in place, without a rollout.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	MinReadySeconds *int32 `json:"minReadySeconds,omitempty"`
 }
 
 // MachineDeletionSpec holds the timeouts that apply when a server's Machine is deleted;
@@ -228,7 +234,19 @@ type KThreesControlPlaneStatus struct {
 	// +optional
 	UpToDateReplicas *int32 `json:"upToDateReplicas,omitempty"`
 
-	// version is the lowest k3s version among the servers.
+	// versions are the servers' k3s versions with the number of servers at each,
+	// ordered from the oldest to the newest version. A server's version is the one its
+	// Node reports once it has one, else its Machine's.
+	// +optional
+	// +listType=map
+	// +listMapKey=version
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=100
+	Versions []clusterv1.StatusVersion `json:"versions,omitempty"`
+
+	// version is the oldest k3s version among the servers (the first of versions).
+	//
+	// Deprecated: use versions; version stays for readers of the older contract.
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
 	Version string `json:"version,omitempty"`

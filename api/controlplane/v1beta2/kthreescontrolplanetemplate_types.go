@@ -75,6 +75,12 @@ type KThreesControlPlaneTemplateMachineTemplateSpec struct {
 	// deletion holds the timeouts used when a server's Machine is deleted.
 	// +optional
 	Deletion MachineDeletionSpec `json:"deletion,omitempty,omitzero"`
+
+	// minReadySeconds is how long a server's Machine must be Ready before it counts as
+	// Available (default 0).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	MinReadySeconds *int32 `json:"minReadySeconds,omitempty"`
 }
 
 // +kubebuilder:object:root=true
