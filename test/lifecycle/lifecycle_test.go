@@ -216,6 +216,7 @@ func TestControlPlaneInitializesScalesAndReportsStatus(t *testing.T) {
 
 	s.scaleTo(3)
 	s.waitForReplicas(3)
+	s.checkClusterSeesServersUpToDate()
 	s.checkIdleReconcileWritesNothing()
 	s.checkNodeNotReadyIsReported()
 
@@ -287,6 +288,25 @@ func (s *scenario) checkSecretsOwnedByControlPlane(kcp *controlplanev1.KThreesCo
 		if ref := metav1.GetControllerOf(sec); ref == nil || ref.UID != kcp.UID {
 			s.t.Errorf("Secret %s controller = %+v, want the KThreesControlPlane", name, ref)
 		}
+	}
+}
+
+// checkClusterSeesServersUpToDate: CAPI's Cluster controller aggregates the servers'
+// UpToDate conditions, which only the control plane sets; without them the Cluster's
+// ControlPlaneMachinesUpToDate stays Unknown forever.
+func (s *scenario) checkClusterSeesServersUpToDate() {
+	s.t.Helper()
+	var last *metav1.Condition
+	err := envtest.Eventually(context.Background(), time.Minute, func(ctx context.Context) (bool, error) {
+		cluster := &clusterv1.Cluster{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(s.cluster), cluster); err != nil {
+			return false, err
+		}
+		last = conditions.Get(cluster, clusterv1.ClusterControlPlaneMachinesUpToDateCondition)
+		return last != nil && last.Status == metav1.ConditionTrue, nil
+	})
+	if err != nil {
+		s.t.Errorf("the Cluster's %s never became True: %v; last %+v", clusterv1.ClusterControlPlaneMachinesUpToDateCondition, err, last)
 	}
 }
 
