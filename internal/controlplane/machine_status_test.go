@@ -23,7 +23,7 @@ import (
 // version. The servers' Machines carry the conditions CAPI's Machine controller
 // gives them: a and c Ready and Available, b's Ready Unknown. The control plane is
 // initialized, so its workload cluster should be reachable, and is not.
-func unreachableControlPlane(t *testing.T) (*clusterv1.Cluster, *controlplanev1.KThreesControlPlane) {
+func unreachableControlPlane(t *testing.T) *controlplanev1.KThreesControlPlane {
 	t.Helper()
 	ctx := context.Background()
 	ns := env.NewNamespace(t)
@@ -87,7 +87,7 @@ func unreachableControlPlane(t *testing.T) (*clusterv1.Cluster, *controlplanev1.
 	if err := env.Client.Status().Patch(ctx, got, client.MergeFrom(statusBefore)); err != nil {
 		t.Fatal(err)
 	}
-	return cluster, got
+	return got
 }
 
 func getKCP(t *testing.T, kcp *controlplanev1.KThreesControlPlane) *controlplanev1.KThreesControlPlane {
@@ -116,7 +116,7 @@ func listServers(t *testing.T, ns string) map[string]*clusterv1.Machine {
 // say and Unknown for what only the workload cluster could tell; it takes no step.
 func TestUnreachableWorkloadClusterIsUnknownNotAnOutage(t *testing.T) {
 	startManager(t)
-	_, kcp := unreachableControlPlane(t)
+	kcp := unreachableControlPlane(t)
 
 	var got *controlplanev1.KThreesControlPlane
 	err := envtest.Eventually(context.Background(), 30*time.Second, func(context.Context) (bool, error) {
@@ -158,7 +158,7 @@ func TestUnreachableWorkloadClusterIsUnknownNotAnOutage(t *testing.T) {
 func TestMachinesGetUpToDateAndMinReadySecondsInPlace(t *testing.T) {
 	startManager(t)
 	ctx := context.Background()
-	_, kcp := unreachableControlPlane(t)
+	kcp := unreachableControlPlane(t)
 
 	var servers map[string]*clusterv1.Machine
 	err := envtest.Eventually(ctx, 30*time.Second, func(context.Context) (bool, error) {

@@ -244,9 +244,8 @@ type KThreesControlPlaneStatus struct {
 	// +kubebuilder:validation:MaxItems=100
 	Versions []clusterv1.StatusVersion `json:"versions,omitempty"`
 
-	// version is the oldest k3s version among the servers (the first of versions).
-	//
-	// Deprecated: use versions; version stays for readers of the older contract.
+	// version is the oldest k3s version among the servers (the first of versions). The
+	// contract prefers versions; version stays for readers that only know this field.
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
 	Version string `json:"version,omitempty"`
