@@ -136,7 +136,7 @@ func TestSetEtcdHealth(t *testing.T) {
 		message []string
 	}{
 		{"workload unreachable", observed{machines: collections.FromMachines(etcdServer("a"))},
-			metav1.ConditionUnknown, etcdClusterHealthUnknownReason, []string{"were not read"}},
+			metav1.ConditionUnknown, controlplanev1.WorkloadClusterUnreachableReason, []string{"cannot be reached"}},
 		{"no servers", etcdSeen(nil), metav1.ConditionUnknown, etcdClusterHealthUnknownReason, []string{"no servers"}},
 		{"all healthy members",
 			etcdSeen([]*clusterv1.Machine{etcdServer("a"), etcdServer("b"), etcdServer("c")}, etcdMember("a"), etcdMember("b"), etcdMember("c")),

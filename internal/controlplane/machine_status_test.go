@@ -121,7 +121,11 @@ func TestUnreachableWorkloadClusterIsUnknownNotAnOutage(t *testing.T) {
 	var got *controlplanev1.KThreesControlPlane
 	err := envtest.Eventually(context.Background(), 30*time.Second, func(context.Context) (bool, error) {
 		got = getKCP(t, kcp)
-		return ptr.Deref(got.Status.Replicas, 0) == 3 && conditions.Has(got, controlplanev1.RollingOutCondition), nil
+		// The first passes may predate the initialized status the test wrote; wait for
+		// one that saw it.
+		available := conditions.Get(got, controlplanev1.AvailableCondition)
+		return ptr.Deref(got.Status.Replicas, 0) == 3 && conditions.Has(got, controlplanev1.RollingOutCondition) &&
+			available != nil && !strings.Contains(available.Message, "not initialized"), nil
 	})
 	if err != nil {
 		t.Fatalf("the control plane never counted its servers: %v; status %+v", err, got.Status)
