@@ -48,6 +48,12 @@ func (r *Reconciler) reconcileToken(ctx context.Context, cluster *clusterv1.Clus
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, controlplanev1.TokenLostReason, result.Message
 	case token.Recovered:
 		c.Reason, c.Message = controlplanev1.TokenRecoveredReason, result.Message
+	case token.ManagedExternally:
+		// True: the value is there and machines join with it; the reason tells that
+		// this control plane neither owns nor writes the Secret.
+		c.Reason, c.Message = controlplanev1.TokenManagedExternallyReason, result.Message
+	case token.ManagedExternallyWithoutValue:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, controlplanev1.TokenManagedExternallyReason, result.Message
 	}
 	conditions.Set(kcp, c)
 	return result.Available(), nil

@@ -14,8 +14,8 @@ func sealedSecretRef(controller bool) metav1.OwnerReference {
 	return ref("bitnami.com/v1alpha1", "SealedSecret", "c1-token", "sealed-uid", controller)
 }
 
-func externalSecretRef(controller bool) metav1.OwnerReference {
-	return ref("external-secrets.io/v1beta1", "ExternalSecret", "c1-token", "es-uid", controller)
+func externalSecretCtl() metav1.OwnerReference {
+	return ref("external-secrets.io/v1beta1", "ExternalSecret", "c1-token", "es-uid", true)
 }
 
 // The one rule on controllers: only a controller of Cluster API's Cluster or of a
@@ -42,8 +42,8 @@ func TestExternalController(t *testing.T) {
 		},
 		{
 			name: "ExternalSecret controller",
-			in:   []metav1.OwnerReference{externalSecretRef(true)},
-			want: new(externalSecretRef(true)),
+			in:   []metav1.OwnerReference{externalSecretCtl()},
+			want: new(externalSecretCtl()),
 		},
 		{
 			name: "a Cluster API kind that is not the Cluster",
@@ -83,7 +83,7 @@ func TestExternalController(t *testing.T) {
 func TestTakeOverRefusesExternalController(t *testing.T) {
 	for _, in := range [][]metav1.OwnerReference{
 		{sealedSecretRef(true)},
-		{kthreesConfigRef(bootAPI2, "cfg-0", false), externalSecretRef(true), clusterRef(false)},
+		{kthreesConfigRef(bootAPI2, "cfg-0", false), externalSecretCtl(), clusterRef(false)},
 		{machineSetRef(true)},
 	} {
 		obj := secretWith(in)
@@ -123,7 +123,7 @@ func TestMadeByProvider(t *testing.T) {
 		{name: "kubernetes.io/tls, Cluster plain owner (the user's)", typ: "kubernetes.io/tls", in: []metav1.OwnerReference{clusterRef(false)}, want: false},
 		{name: "Opaque, KThreesControlPlane plain owner (cluster-api-k3s)", typ: "Opaque", in: []metav1.OwnerReference{ref("controlplane.cluster.x-k8s.io/v1beta1", kcpKind, kcpName, kcpUID, false)}, want: true},
 		{name: "Opaque, KThreesConfig controller (cluster-api-k3s)", typ: "Opaque", in: []metav1.OwnerReference{kthreesConfigRef(bootAPI2, "cfg", true)}, want: true},
-		{name: "Opaque, KThreesConfig owner but an ExternalSecret controls it", typ: "Opaque", in: []metav1.OwnerReference{kthreesConfigRef(bootAPI2, "cfg", false), externalSecretRef(true)}, want: false},
+		{name: "Opaque, KThreesConfig owner but an ExternalSecret controls it", typ: "Opaque", in: []metav1.OwnerReference{kthreesConfigRef(bootAPI2, "cfg", false), externalSecretCtl()}, want: false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

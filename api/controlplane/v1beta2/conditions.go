@@ -72,4 +72,12 @@ const (
 	WaitingForWorkersDeletionReason = "WaitingForWorkersDeletion"
 	RollingOutReason                = "RollingOut"
 	NotRollingOutReason             = "NotRollingOut"
+
+	// Reasons of the join token and certificates (issue 13).
+
+	// TokenManagedExternallyReason: the token Secret is controlled by other software
+	// (a SealedSecret, an ExternalSecret, ...; the message names its kind and name).
+	// The control plane joins machines with its value and never writes it. True while
+	// the Secret holds a server passphrase, False until its controller writes one.
+	TokenManagedExternallyReason = "ManagedExternally"
 )
