@@ -1,6 +1,7 @@
 package token_test
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -212,4 +213,36 @@ func TestReconcileReadsOnlyTheControlPlanesConfigData(t *testing.T) {
 	}
 	requireNoPassphrase(t, res.Message, "agent-pass", "not-this-one")
 	f.requireNoTokenSecret(t)
+}
+
+// Before initialization, a server whose bootstrap data exists but gives no token
+// back may still be booting with one: a new token could differ from it, so none is
+// generated. A Secret that only shares a config's name is no such evidence.
+func TestReconcileBeforeInitGeneratesNothingOnceAServerHasData(t *testing.T) {
+	t.Run("a config wrote unreadable data", func(t *testing.T) {
+		f := newFixture(t)
+		f.serverConfig(t, "c1-control-plane-first", []byte("{not: [yaml"), "cloud-config", false)
+		res := f.reconcile(t, env.Client)
+		if res.Outcome != token.Lost {
+			t.Fatalf("Outcome = %s, want %s (message %q)", res.Outcome, token.Lost, res.Message)
+		}
+		if !strings.Contains(res.Message, "KThreesConfig c1-control-plane-first has written bootstrap data") {
+			t.Errorf("message %q does not say which server may hold the token", res.Message)
+		}
+		f.requireNoTokenSecret(t)
+	})
+	t.Run("a Secret with a config's name that the config does not control", func(t *testing.T) {
+		f := newFixture(t)
+		cfg := &bootstrapv1.KThreesConfig{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "c1-control-plane-first",
+			Labels: map[string]string{clusterv1.ClusterNameLabel: f.cluster.Name}}}
+		if err := controllerutil.SetControllerReference(f.kcp, cfg, env.Scheme); err != nil {
+			t.Fatal(err)
+		}
+		mustCreate(t, cfg)
+		mustCreate(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: cfg.Name},
+			Data: map[string][]byte{"value": []byte("unrelated")}})
+		if res := f.reconcile(t, env.Client); res.Outcome != token.Created {
+			t.Fatalf("Outcome = %s, want %s (message %q)", res.Outcome, token.Created, res.Message)
+		}
+	})
 }
