@@ -32,7 +32,9 @@ func (r *Reconciler) reconcileToken(ctx context.Context, cluster *clusterv1.Clus
 		})
 		return false, err
 	}
-	if result.Outcome != token.Unchanged {
+	// A Secret managed by other software stays so pass after pass; the condition
+	// tells it, the log would only repeat it.
+	if result.Outcome != token.Unchanged && result.Outcome != token.ManagedExternally {
 		// Outcome and message never contain the token itself.
 		log.Info("Reconciled join token Secret", "outcome", result.Outcome, "message", result.Message)
 	}
