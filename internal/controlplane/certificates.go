@@ -6,14 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
 	"sigs.k8s.io/cluster-api/util/certs"
@@ -22,8 +21,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/initguard"
 	"github.com/capk3s/capk3s/internal/k3s"
 	"github.com/capk3s/capk3s/internal/ownerref"
 )
@@ -54,17 +53,20 @@ var errCertificatesUnusable = errors.New("the cluster CAs are not usable")
 // reconcileCertificates makes sure the three CAs every k3s server shares exist
 // and are controlled by the control plane, and reports CertificatesAvailable.
 //
-// Missing CAs are created (CAPI's util/secret, controlled by kcp) only until the
-// control plane is initialized: after that the running servers hold the CAs they
-// were given, and a new CA would be trusted by none of them, so a missing Secret
-// is reported instead of replaced.
+// Missing CAs are created (CAPI's util/secret, controlled by kcp) only while no
+// server can hold them: once one may (initguard.Started, the same check that
+// guards the join token: the control plane is initialized, in the cached status
+// or live, or a server has been given bootstrap data, which embeds the CAs), a
+// new CA would be trusted by none of the servers, so a missing Secret is
+// reported instead of replaced.
 //
-// Existing CA Secrets made by a provider (see madeByProvider: the first
+// Existing CA Secrets made by a provider (see ownerref.MadeByProvider: the first
 // server's bootstrap makes them owned by the Cluster; cluster-api-k3s made them
 // owned by a KThreesConfig or by the control plane without controller) are
 // taken over, so that no machine's rollout can get them garbage collected.
-// Other Secrets are the user's own CAs and keep their owners, as with KCP:
-// deleting the control plane must not delete them. Every CA, whoever made it,
+// Other Secrets are the user's own CAs, or are controlled by other software
+// (ownerref.ExternalController), and keep their owners, as with KCP: deleting
+// the control plane must not delete them. Every CA, whoever made it,
 // must carry its key, because k3s servers sign with it; CAPI's "external CA"
 // (a certificate without key) does not work here.
 //
@@ -73,7 +75,10 @@ func (r *Reconciler) reconcileCertificates(ctx context.Context, cluster *cluster
 	log := ctrl.LoggerFrom(ctx)
 	clusterKey := util.ObjectKey(cluster)
 	owner := *metav1.NewControllerRef(kcp, controlplanev1.GroupVersion.WithKind("KThreesControlPlane"))
-	mayCreate := !ptr.Deref(kcp.Status.Initialization.ControlPlaneInitialized, false)
+	// Asked only when a Secret is missing, and then once per pass.
+	serversMayHoldCAs := sync.OnceValues(func() (string, error) {
+		return initguard.Started(ctx, r.Client, r.APIReader, cluster, kcp)
+	})
 
 	// Each Secret is read here rather than through Certificates.LookupOrGenerate,
 	// which reports a Secret without tls.crt and an API failure alike, as an
@@ -88,7 +93,17 @@ func (r *Reconciler) reconcileCertificates(ctx context.Context, cluster *cluster
 		s := &corev1.Secret{}
 		err := r.Client.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: name}, s)
 		switch {
-		case apierrors.IsNotFound(err) && mayCreate:
+		case apierrors.IsNotFound(err):
+			evidence, err := serversMayHoldCAs()
+			if err != nil {
+				return nil, certificatesFailed(kcp, fmt.Errorf("deciding whether CA Secret %s may be created: %w", name, err))
+			}
+			if evidence != "" {
+				problems = append(problems, fmt.Sprintf("Secret %s does not exist, but servers already hold the CA it held (%s): "+
+					"restore it (its certificate and key are on every server under %s); a new CA would not be trusted by them",
+					name, evidence, k3s.ServerTLSDir))
+				continue
+			}
 			if err := cert.Generate(); err != nil {
 				return nil, certificatesFailed(kcp, fmt.Errorf("generating CA for Secret %s: %w", name, err))
 			}
@@ -100,16 +115,11 @@ func (r *Reconciler) reconcileCertificates(ctx context.Context, cluster *cluster
 			log.Info("Created CA Secret", "Secret", klog.KObj(cert.Secret))
 			found[cert.Purpose] = cert.Secret
 			continue
-		case apierrors.IsNotFound(err):
-			problems = append(problems, fmt.Sprintf("Secret %s does not exist, but the running servers use the CA it held: "+
-				"restore it (its certificate and key are on every server under %s); a new CA would not be trusted by them",
-				name, k3s.ServerTLSDir))
-			continue
 		case err != nil:
 			return nil, certificatesFailed(kcp, fmt.Errorf("reading CA Secret %s: %w", name, err))
 		}
 
-		if madeByProvider(s) {
+		if ownerref.MadeByProvider(s) {
 			if err := r.takeOverSecret(ctx, s, kcp); err != nil {
 				return nil, certificatesFailed(kcp, fmt.Errorf("taking over CA Secret %s: %w", name, err))
 			}
@@ -142,27 +152,6 @@ func (r *Reconciler) reconcileCertificates(ctx context.Context, cluster *cluster
 // caSecrets are the CA Secrets one pass read, by purpose, handed on to the steps
 // that need them so that no pass reads a Secret twice (Secrets are read live).
 type caSecrets map[secret.Purpose]*corev1.Secret
-
-// madeByProvider tells a Secret that a provider made, and that the control
-// plane may therefore take over, from one the user provided. CAPI's code
-// gives its Secrets the type cluster.x-k8s.io/secret, and KCP adopts only
-// those; users create theirs as kubernetes.io/tls or Opaque. cluster-api-k3s,
-// though, wrote its kubeconfig Secrets without a type (Opaque), so a Secret that
-// references a KThreesControlPlane or a KThreesConfig (any version) counts as a
-// provider's too: otherwise those kubeconfigs would never be rotated again.
-func madeByProvider(s *corev1.Secret) bool {
-	if s.Type == clusterv1.ClusterSecretType {
-		return true
-	}
-	for _, ref := range s.OwnerReferences {
-		switch schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind).GroupKind() {
-		case schema.GroupKind{Group: controlplanev1.GroupVersion.Group, Kind: "KThreesControlPlane"},
-			schema.GroupKind{Group: bootstrapv1.GroupVersion.Group, Kind: "KThreesConfig"}:
-			return true
-		}
-	}
-	return false
-}
 
 // certificatesFailed reports an error that says nothing about the CAs
 // themselves (the API failed), so the condition is Unknown; the details, which

@@ -397,3 +397,100 @@ func testCA(t *testing.T, notAfter time.Time, isCA bool) (crtPEM, keyPEM []byte)
 	}
 	return certs.EncodeCertPEM(crt), keyPEM
 }
+
+// The decision to create a missing CA does not rest on the controller's copy of
+// the status alone: a stale copy that says "not initialized" is checked against
+// the apiserver, and a server that was given bootstrap data (which embeds the
+// CAs) holds them even when no status says so. Either way the lost CA is
+// reported, naming why, and nothing is generated.
+func TestReconcileCertificatesDoesNotReplaceACAServersMayHold(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, ns string, kcp *controlplanev1.KThreesControlPlane)
+		why   string
+	}{
+		{
+			name: "the cached status is stale; the live one says initialized",
+			setup: func(t *testing.T, _ string, kcp *controlplanev1.KThreesControlPlane) {
+				live := kcp.DeepCopy()
+				live.Status.Initialization.ControlPlaneInitialized = ptr.To(true)
+				if err := env.Client.Status().Update(context.Background(), live); err != nil {
+					t.Fatal(err)
+				}
+			},
+			why: "the KThreesControlPlane's status says it is initialized",
+		},
+		{
+			name: "no status says initialized, but a server has bootstrap data",
+			setup: func(t *testing.T, ns string, _ *controlplanev1.KThreesControlPlane) {
+				m := &clusterv1.Machine{
+					ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c1-cp-first",
+						Labels: map[string]string{clusterv1.ClusterNameLabel: "c1", clusterv1.MachineControlPlaneLabel: ""}},
+					Spec: clusterv1.MachineSpec{
+						ClusterName: "c1",
+						Bootstrap:   clusterv1.Bootstrap{DataSecretName: ptr.To("c1-cp-first")},
+						InfrastructureRef: clusterv1.ContractVersionedObjectReference{
+							APIGroup: builder.InfrastructureGroupVersion.Group, Kind: builder.GenericInfrastructureMachineKind, Name: "c1-cp-first",
+						},
+					},
+				}
+				if err := env.Client.Create(context.Background(), m); err != nil {
+					t.Fatal(err)
+				}
+			},
+			why: "Machine c1-cp-first has bootstrap data",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			ns := env.NewNamespace(t)
+			cluster, kcp := createStepTestCluster(t, ns, clusterv1.APIEndpoint{})
+			stale := kcp.DeepCopy()
+			tc.setup(t, ns, kcp)
+			createCASecret(t, ns, "c1-ca", clusterv1.ClusterSecretType, caData(newCAKeyPair(t)))
+			createCASecret(t, ns, "c1-etcd", clusterv1.ClusterSecretType, caData(newCAKeyPair(t)))
+			r, counter := countingReconciler(t)
+			r.APIReader = env.Client
+
+			_, err := r.reconcileCertificates(ctx, cluster, stale)
+			if !errors.Is(err, errCertificatesUnusable) {
+				t.Fatalf("reconcileCertificates = %v, want errCertificatesUnusable", err)
+			}
+			c := requireCondition(t, stale, metav1.ConditionFalse, certificatesNotAvailableReason)
+			for _, want := range []string{"Secret c1-cca does not exist", tc.why, "restore it"} {
+				if !strings.Contains(c.Message, want) {
+					t.Errorf("message %q does not say %q", c.Message, want)
+				}
+			}
+			if n := counter.Count(envtest.VerbCreate); n != 0 {
+				t.Errorf("%d Secrets created while servers may hold the CAs", n)
+			}
+			if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "c1-cca"}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
+				t.Errorf("c1-cca was generated anew (Get = %v)", err)
+			}
+		})
+	}
+}
+
+// A CA Secret of CAPI's type that other software controls (here a SealedSecret)
+// is used as it is: not taken over, its controller not demoted.
+func TestReconcileCertificatesLeavesExternallyControlledCAsAlone(t *testing.T) {
+	ctx := context.Background()
+	ns := env.NewNamespace(t)
+	cluster, kcp := createStepTestCluster(t, ns, clusterv1.APIEndpoint{})
+	sealed := metav1.OwnerReference{
+		APIVersion: "bitnami.com/v1alpha1", Kind: "SealedSecret", Name: "c1-ca", UID: "5ea1ed00-0000-4000-8000-0000000000ca",
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+	}
+	before := createCASecret(t, ns, "c1-ca", clusterv1.ClusterSecretType, caData(newCAKeyPair(t)), sealed)
+	r, _ := countingReconciler(t)
+
+	if _, err := r.reconcileCertificates(ctx, cluster, kcp); err != nil {
+		t.Fatalf("reconcileCertificates: %v", err)
+	}
+	requireCondition(t, kcp, metav1.ConditionTrue, certificatesAvailableReason)
+	got := getSecret(t, ns, "c1-ca")
+	if got.ResourceVersion != before.ResourceVersion || len(got.OwnerReferences) != 1 || !ptr.Deref(got.OwnerReferences[0].Controller, false) {
+		t.Errorf("the SealedSecret's CA Secret was changed: owners %+v", got.OwnerReferences)
+	}
+}

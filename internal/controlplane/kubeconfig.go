@@ -48,7 +48,7 @@ const kubeconfigRotationThreshold = certs.ClientCertificateRenewalDuration
 // client CA and the kubeconfig trusts the server CA.
 //
 // Nothing is done until the Cluster's control plane endpoint is set. An
-// existing Secret that a provider made (madeByProvider: CAPI's type, or a
+// existing Secret that a provider made (ownerref.MadeByProvider: CAPI's type, or a
 // reference to a KThreesControlPlane, as cluster-api-k3s left it) is taken
 // over and regenerated when its client certificate is due for rotation or no
 // longer fits the cluster (it does not parse, trusts another server CA, was
@@ -76,7 +76,7 @@ func (r *Reconciler) reconcileKubeconfig(ctx context.Context, cluster *clusterv1
 		existing = nil
 	case err != nil:
 		return fmt.Errorf("reading kubeconfig Secret: %w", err)
-	case !madeByProvider(existing):
+	case !ownerref.MadeByProvider(existing):
 		// The user's own kubeconfig: neither taken over nor rotated.
 		return nil
 	}

@@ -32,7 +32,9 @@ func (r *Reconciler) reconcileToken(ctx context.Context, cluster *clusterv1.Clus
 		})
 		return false, err
 	}
-	if result.Outcome != token.Unchanged {
+	// A Secret managed by other software stays so pass after pass; the condition
+	// tells it, the log would only repeat it.
+	if result.Outcome != token.Unchanged && result.Outcome != token.ManagedExternally {
 		// Outcome and message never contain the token itself.
 		log.Info("Reconciled join token Secret", "outcome", result.Outcome, "message", result.Message)
 	}
@@ -48,6 +50,12 @@ func (r *Reconciler) reconcileToken(ctx context.Context, cluster *clusterv1.Clus
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, controlplanev1.TokenLostReason, result.Message
 	case token.Recovered:
 		c.Reason, c.Message = controlplanev1.TokenRecoveredReason, result.Message
+	case token.ManagedExternally:
+		// True: the value is there and machines join with it; the reason tells that
+		// this control plane neither owns nor writes the Secret.
+		c.Reason, c.Message = controlplanev1.TokenManagedExternallyReason, result.Message
+	case token.ManagedExternallyWithoutValue:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, controlplanev1.TokenManagedExternallyReason, result.Message
 	}
 	conditions.Set(kcp, c)
 	return result.Available(), nil

@@ -51,9 +51,12 @@ func groupKindOf(ref metav1.OwnerReference) schema.GroupKind {
 //     Controller and BlockOwnerDeletion set. An existing reference to owner
 //     is updated in place (a stale UID is replaced); otherwise the reference
 //     is appended;
-//   - a former controller that is not owner and not a KThreesConfig is kept
-//     as a non-controller reference (Controller set to nil), so no other
-//     owner is lost;
+//   - a former controller that is not owner and not a KThreesConfig (a
+//     Cluster, another KThreesControlPlane) is kept as a non-controller
+//     reference (Controller set to nil), so no other owner is lost;
+//
+// An object controlled by anything else (see ExternalController) is refused
+// with an *ExternallyControlledError and left untouched.
 //   - other references keep their order; if several point at the same
 //     group, kind and name, only the first is kept.
 func TakeOver(obj metav1.Object, owner client.Object, scheme *runtime.Scheme) (changed bool, err error) {
@@ -67,6 +70,9 @@ func TakeOver(obj metav1.Object, owner client.Object, scheme *runtime.Scheme) (c
 	gvk, err := ownerGVK(owner, scheme)
 	if err != nil {
 		return false, err
+	}
+	if ref := ExternalController(obj); ref != nil {
+		return false, &ExternallyControlledError{Controller: *ref}
 	}
 	ownerKey := refKey{group: gvk.Group, kind: gvk.Kind, name: owner.GetName()}
 

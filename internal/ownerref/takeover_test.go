@@ -1,6 +1,7 @@
 package ownerref
 
 import (
+	"errors"
 	"fmt"
 	"math/rand"
 	"reflect"
@@ -140,12 +141,13 @@ func TestTakeOver(t *testing.T) {
 			wantChanged: true,
 		},
 		{
-			name: "non-controller KThreesConfig dropped and foreign controller demoted",
+			name: "non-controller KThreesConfig dropped and Cluster controller demoted",
 			in: []metav1.OwnerReference{
 				kthreesConfigRef(bootAPI2, "cfg-0", false),
-				machineSetRef(true),
+				clusterRef(true),
+				machineSetRef(false),
 			},
-			want:        []metav1.OwnerReference{demotedMachineSet, ownerCtl()},
+			want:        []metav1.OwnerReference{clusterRef(false), demotedMachineSet, ownerCtl()},
 			wantChanged: true,
 		},
 		{
@@ -485,6 +487,7 @@ func TestTakeOverProperties(t *testing.T) {
 		}
 	}
 
+	refusals := 0
 	for i := range 500 {
 		in := make([]metav1.OwnerReference, rng.Intn(9))
 		for j := range in {
@@ -496,6 +499,15 @@ func TestTakeOverProperties(t *testing.T) {
 		obj := secretWith(in)
 
 		changed, err := TakeOver(obj, newOwner(), scheme)
+		if external := externalControllerIn(snapshot); external {
+			refusals++
+			var refused *ExternallyControlledError
+			if !errors.As(err, &refused) || changed || !reflect.DeepEqual(obj.GetOwnerReferences(), snapshot) {
+				t.Errorf("case %d (in %s): TakeOver() = %v, %v and references %s; want a refusal that changes nothing",
+					i, dump(snapshot), changed, err, dump(obj.GetOwnerReferences()))
+			}
+			continue
+		}
 		if err != nil {
 			t.Fatalf("case %d: TakeOver() error = %v", i, err)
 		}
@@ -556,4 +568,27 @@ func TestTakeOverProperties(t *testing.T) {
 		}
 		assertSameSlice(t, got, obj.GetOwnerReferences())
 	}
+	// Both paths must have been drawn often enough to mean something.
+	if refusals < 50 || refusals > 450 {
+		t.Errorf("%d of 500 cases had an external controller; the pool no longer exercises both paths", refusals)
+	}
+}
+
+// externalControllerIn is the rule TakeOver must follow, spelled out apart from
+// ExternalController: a controller reference that is not a Cluster, a
+// KThreesControlPlane or a KThreesConfig.
+func externalControllerIn(refs []metav1.OwnerReference) bool {
+	for _, r := range refs {
+		if r.Controller == nil || !*r.Controller {
+			continue
+		}
+		switch gk := groupKindOf(r); {
+		case gk.Group == "cluster.x-k8s.io" && gk.Kind == "Cluster",
+			gk.Group == "controlplane.cluster.x-k8s.io" && gk.Kind == "KThreesControlPlane",
+			gk.Group == "bootstrap.cluster.x-k8s.io" && gk.Kind == "KThreesConfig":
+		default:
+			return true
+		}
+	}
+	return false
 }

@@ -208,7 +208,7 @@ func TestTokenFromBootstrapData(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, found, err := tokenFromBootstrapData(tc.data)
+			got, found, err := tokenFromBootstrapData(tc.data, "cloud-config")
 			if tc.wantErr {
 				if err == nil {
 					t.Fatalf("no error; got found=%v", found)
@@ -239,7 +239,7 @@ func TestTokenFromBootstrapDataErrorsDoNotShowTheToken(t *testing.T) {
 		"k3s config not YAML": cloudConfig(writeFile(k3sConfigPath, "", "token: secret-pass\nfoo: [unterminated\n")),
 		"unknown encoding":    cloudConfig(writeFile(k3sConfigPath, "rot13", "token: secret-pass\n")),
 	} {
-		_, _, err := tokenFromBootstrapData(data)
+		_, _, err := tokenFromBootstrapData(data, "cloud-config")
 		if err == nil {
 			t.Errorf("%s: no error", name)
 			continue

@@ -4,13 +4,16 @@
 // "agent-value" holds the agent passphrase (k3s's agent-token).
 //
 // Two sides use it:
-//   - the control plane calls Reconcile on every pass. It creates the Secret before the
-//     cluster is initialized, makes the KThreesControlPlane its controller (taking over
+//   - the control plane calls Reconcile on every pass. It creates the Secret before any
+//     server can hold a token, makes the KThreesControlPlane its controller (taking over
 //     Secrets that older software gave to a KThreesConfig, whose rollout then made the
-//     garbage collector delete the token), and writes nothing when all is right. A Secret
-//     lost after initialization is never replaced by a new random value — the servers
-//     still hold the old one — but recovered from a server's bootstrap data, or reported
-//     as lost;
+//     garbage collector delete the token), and writes nothing when all is right. A
+//     Secret that other software controls (SealedSecrets, External Secrets: see
+//     ownerref.ExternalController) is used as it is and never written. A Secret lost
+//     once servers may hold the token (initguard.Started) is never replaced by a new
+//     random value but recovered from a server's bootstrap data — cloud-config or
+//     Ignition, named by a Machine or written by one of the control plane's
+//     KThreesConfigs — or reported as lost;
 //   - the bootstrap side calls Lookup, which only reads.
 //
 // Agent token placement: the agent passphrase lives in the same Secret under

@@ -7,11 +7,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/initguard"
 	"github.com/capk3s/capk3s/internal/ownerref"
 )
 
@@ -28,9 +30,17 @@ const (
 	// Recovered means the Secret was missing (or empty) and was rebuilt from a server's
 	// bootstrap data.
 	Recovered Outcome = "Recovered"
-	// Lost means the Secret is missing after initialization and no server's bootstrap data
-	// holds the token. Nothing was created; joining more machines must wait.
+	// Lost means the Secret is missing while servers may already hold the token (the
+	// control plane is initialized, or a server has bootstrap data), and no server's
+	// bootstrap data gives it back. Nothing was created; joining more machines must wait.
 	Lost Outcome = "Lost"
+	// ManagedExternally means the Secret is controlled by other software (a
+	// SealedSecret, an ExternalSecret, ...): its value is used as it is and nothing
+	// is written to it.
+	ManagedExternally Outcome = "ManagedExternally"
+	// ManagedExternallyWithoutValue is ManagedExternally for a Secret that has no
+	// server passphrase yet: nothing can join until its controller writes one.
+	ManagedExternallyWithoutValue Outcome = "ManagedExternallyWithoutValue"
 )
 
 // Result is what Reconcile reports. Message is safe to show users: it never holds
@@ -41,7 +51,9 @@ type Result struct {
 }
 
 // Available reports whether machines can be given the token.
-func (r Result) Available() bool { return r.Outcome != Lost }
+func (r Result) Available() bool {
+	return r.Outcome != Lost && r.Outcome != ManagedExternallyWithoutValue
+}
 
 // Reconcile makes the cluster's token Secret exist and be controlled by kcp. It writes
 // only when something is wrong, and returns every API error other than NotFound.
@@ -88,7 +100,7 @@ func create(ctx context.Context, c client.Client, cluster *clusterv1.Cluster, kc
 }
 
 func recoverOrGenerate(ctx context.Context, c client.Client, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, o options) (Token, Result, error) {
-	tok, found, err := recoverFromServers(ctx, c, cluster)
+	tok, found, err := recoverFromServers(ctx, c, cluster, kcp)
 	switch {
 	case errors.Is(err, errServersDisagree):
 		return Token{}, Result{Outcome: Lost, Message: "join token Secret is missing and " + err.Error()}, nil
@@ -97,13 +109,13 @@ func recoverOrGenerate(ctx context.Context, c client.Client, cluster *clusterv1.
 	case found:
 		return tok, Result{Outcome: Recovered, Message: "join token Secret was missing; recovered it from a server's bootstrap data"}, nil
 	}
-	init, err := o.initialized(ctx, cluster, kcp)
+	evidence, err := initguard.Started(ctx, c, o.live, cluster, kcp)
 	if err != nil {
 		return Token{}, Result{}, err
 	}
-	if init {
+	if evidence != "" {
 		return Token{}, Result{Outcome: Lost, Message: "join token Secret " + SecretName(cluster.Name) +
-			" is missing after the control plane was initialized, and no server's bootstrap data holds the token; " +
+			" is missing while servers may already hold the token (" + evidence + "), and no server's bootstrap data gives it back; " +
 			"restore the Secret from a backup (key " + ServerKey + ") so that machines can join"}, nil
 	}
 	tok, err = Generate()
@@ -117,6 +129,9 @@ func recoverOrGenerate(ctx context.Context, c client.Client, cluster *clusterv1.
 // server passphrase the way create would. The Secret's type is immutable in
 // Kubernetes, so a Secret of another type is kept as it is.
 func takeOver(ctx context.Context, c client.Client, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, existing *corev1.Secret, o options) (Result, error) {
+	if ctl := ownerref.ExternalController(existing); ctl != nil {
+		return managedExternally(existing, ctl), nil
+	}
 	desired := existing.DeepCopy()
 	result := Result{Outcome: Unchanged}
 	changed, err := ownerref.TakeOver(desired, kcp, c.Scheme())
@@ -163,10 +178,16 @@ func takeOver(ctx context.Context, c client.Client, cluster *clusterv1.Cluster, 
 	return result, nil
 }
 
-// initialized is true once either the control plane or the Cluster says so: from then
-// on servers hold the token, and a new random one would lock out every new machine.
-func initialized(cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane) bool {
-	isTrue := func(b *bool) bool { return b != nil && *b }
-	return isTrue(kcp.Status.Initialization.ControlPlaneInitialized) ||
-		isTrue(cluster.Status.Initialization.ControlPlaneInitialized)
+// managedExternally reports a Secret that other software controls, without
+// writing it: taking it over would make two controllers fight over it, and would
+// tie its life to the control plane's. The message names the controller, never
+// the value.
+func managedExternally(s *corev1.Secret, ctl *metav1.OwnerReference) Result {
+	by := ctl.Kind + " " + ctl.Name + " (" + ctl.APIVersion + ")"
+	if len(s.Data[ServerKey]) == 0 {
+		return Result{Outcome: ManagedExternallyWithoutValue, Message: "join token Secret " + s.Name + " is managed by " + by +
+			" and has no " + ServerKey + " key yet; machines join once that controller writes it"}
+	}
+	return Result{Outcome: ManagedExternally, Message: "join token Secret " + s.Name + " is managed by " + by +
+		"; the control plane uses it as it is and does not write it"}
 }

@@ -89,4 +89,10 @@ const (
 	// DatastoreAvailable are Unknown because the workload cluster's API cannot be
 	// reached, so its Nodes (and k3s's etcd membership on them) cannot be read.
 	WorkloadClusterUnreachableReason = "WorkloadClusterUnreachable"
+
+	// TokenManagedExternallyReason: the token Secret is controlled by other software
+	// (a SealedSecret, an ExternalSecret, ...; the message names its kind and name).
+	// The control plane joins machines with its value and never writes it. True while
+	// the Secret holds a server passphrase, False until its controller writes one.
+	TokenManagedExternallyReason = "ManagedExternally"
 )
