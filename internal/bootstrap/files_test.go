@@ -28,14 +28,6 @@ func newInitializedAgentCluster(t *testing.T, ns string) *clusterv1.Cluster {
 	return cluster
 }
 
-func createSecret(t *testing.T, ns, name string, data map[string][]byte) {
-	t.Helper()
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: data}
-	if err := env.Client.Create(context.Background(), s); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // writtenModes returns the permissions of each file the cloud-config writes.
 func writtenModes(t *testing.T, data []byte) map[string]string {
 	t.Helper()
@@ -61,7 +53,7 @@ func writtenModes(t *testing.T, data []byte) map[string]string {
 func TestFilesFromSecretsDefaultToOwnerOnly(t *testing.T) {
 	ns := env.NewNamespace(t)
 	cluster := newInitializedAgentCluster(t, ns)
-	createSecret(t, ns, "app", map[string][]byte{"password": []byte("hunter2\n"), "config": []byte("a: b\n")})
+	createSecret(t, ns, "app", map[string]string{"password": "hunter2\n", "config": "a: b\n"})
 	fromApp := func(key string) *bootstrapv1.FileSource {
 		return &bootstrapv1.FileSource{Secret: bootstrapv1.SecretFileSource{Name: "app", Key: key}}
 	}
@@ -97,9 +89,9 @@ func TestBootstrapDataTooLargeIsReported(t *testing.T) {
 	ns := env.NewNamespace(t)
 	cluster := newInitializedAgentCluster(t, ns)
 	// Each Secret fits the 1 MiB limit; the two files together do not.
-	blob := []byte(strings.Repeat("0123456789abcdef\n", 600<<10/17))
-	createSecret(t, ns, "blob-a", map[string][]byte{"data": blob})
-	createSecret(t, ns, "blob-b", map[string][]byte{"data": blob})
+	blob := strings.Repeat("0123456789abcdef\n", 600<<10/17)
+	createSecret(t, ns, "blob-a", map[string]string{"data": blob})
+	createSecret(t, ns, "blob-b", map[string]string{"data": blob})
 	config := newMachineWithConfig(t, cluster, "agent-0", false, bootstrapv1.KThreesConfigSpec{Files: []bootstrapv1.File{
 		{Path: "/opt/a", ContentFrom: &bootstrapv1.FileSource{Secret: bootstrapv1.SecretFileSource{Name: "blob-a", Key: "data"}}},
 		{Path: "/opt/b", ContentFrom: &bootstrapv1.FileSource{Secret: bootstrapv1.SecretFileSource{Name: "blob-b", Key: "data"}}},
