@@ -38,9 +38,9 @@ func TestValidateServerNetwork(t *testing.T) {
 		{name: "prefix too long", modify: server(func(c *bootstrapv1.KThreesServerConfig) { c.ClusterCidr = "10.42.0.0/33" }),
 			want: []wantErr{{"spec.serverConfig.clusterCidr", `"10.42.0.0/33" is not a CIDR`}}},
 		{name: "CIDR without prefix", modify: server(func(c *bootstrapv1.KThreesServerConfig) { c.ServiceCidr = "10.43.0.0" }),
-			want: []wantErr{{"spec.serverConfig.serviceCidr", "must be a CIDR such as 10.43.0.0/16"}}},
+			want: []wantErr{{"spec.serverConfig.serviceCidr", `"10.43.0.0" is not a CIDR: use one such as 10.43.0.0/16`}}},
 		{name: "empty item", modify: server(func(c *bootstrapv1.KThreesServerConfig) { c.ClusterCidr = "10.42.0.0/16," }),
-			want: []wantErr{{"spec.serverConfig.clusterCidr", `item 2 ("") is not a CIDR`}}},
+			want: []wantErr{{"spec.serverConfig.clusterCidr", `"" is not a CIDR`}}},
 		{name: "space after the comma", modify: server(func(c *bootstrapv1.KThreesServerConfig) {
 			c.ClusterCidr = "10.42.0.0/16, 2001:db8:42::/56"
 		}), want: []wantErr{{"spec.serverConfig.clusterCidr", `" 2001:db8:42::/56" is not a CIDR`}}},
