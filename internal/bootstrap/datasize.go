@@ -81,6 +81,12 @@ func readsUnwatchedSecrets(spec *bootstrapv1.KThreesConfigSpec) bool {
 			return true
 		}
 	}
-	regs := spec.AgentConfig.Registries
-	return regs != nil && len(regs.Configs) > 0
+	if regs := spec.AgentConfig.Registries; regs != nil {
+		for _, rc := range regs.Configs {
+			if rc.AuthSecret != nil || rc.CASecret != nil {
+				return true
+			}
+		}
+	}
+	return false
 }

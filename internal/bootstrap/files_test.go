@@ -132,3 +132,26 @@ func TestBootstrapDataTooLargeIsReported(t *testing.T) {
 		t.Errorf("a data Secret exists (Get = %v)", err)
 	}
 }
+
+// Data too large because of the config alone (possible when admission is bypassed)
+// is reported the same way, without an error: only a change to the config can fix
+// it, and that change wakes the config.
+func TestBootstrapDataTooLargeFromInlineContent(t *testing.T) {
+	ns := env.NewNamespace(t)
+	cluster := newInitializedAgentCluster(t, ns)
+	// This package's apiserver runs no webhooks, as when they are bypassed.
+	config := newMachineWithConfig(t, cluster, "agent-0", false, bootstrapv1.KThreesConfigSpec{Files: []bootstrapv1.File{
+		{Path: "/opt/inline", Content: strings.Repeat("0123456789abcdef\n", 1100<<10/17)},
+	}})
+
+	if err := reconcileTwice(t, env.Client, config); err != nil {
+		t.Errorf("Reconcile = %v, want no error: nothing but an edit of the config can fix it", err)
+	}
+	cond := conditions.Get(getConfig(t, config), bootstrapv1.DataSecretAvailableCondition)
+	if cond == nil || cond.Reason != bootstrapv1.DataSecretTooLargeReason || !strings.Contains(cond.Message, "spec.files[0] (/opt/inline)") {
+		t.Fatalf("DataSecretAvailable = %+v, want reason %s naming spec.files[0] (/opt/inline)", cond, bootstrapv1.DataSecretTooLargeReason)
+	}
+	if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(config), &corev1.Secret{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a data Secret exists (Get = %v)", err)
+	}
+}
