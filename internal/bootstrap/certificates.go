@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/secret"
@@ -15,7 +16,9 @@ import (
 )
 
 // errCertificatesMissing: a joining machine found no cluster CA. It must never make
-// new ones: the running servers would not trust them.
+// new ones: the running servers would not trust them. Only a NotFound (or an
+// incomplete set) means missing; any other read error is returned as it is, so that
+// the reconcile is retried instead of waiting for Secrets that may well exist.
 var errCertificatesMissing = errors.New("the cluster's CA Secrets do not exist")
 
 // serverCertificates returns the CA files every server gets. The first server may
@@ -54,8 +57,12 @@ func serverCertificates(ctx context.Context, c client.Client, cluster *clusterv1
 // CA hash is computed over exactly these bytes.
 func serverCACert(ctx context.Context, c client.Client, cluster *clusterv1.Cluster) ([]byte, error) {
 	s, err := secret.Get(ctx, c, client.ObjectKeyFromObject(cluster), secret.ClusterCA)
-	if err != nil {
+	switch {
+	case apierrors.IsNotFound(err):
 		return nil, fmt.Errorf("%w: %w", errCertificatesMissing, err)
+	case err != nil:
+		// Any other failure says nothing about the Secret: retry, do not wait.
+		return nil, fmt.Errorf("reading the cluster's server CA Secret: %w", err)
 	}
 	crt := s.Data[secret.TLSCrtDataName]
 	if len(crt) == 0 {

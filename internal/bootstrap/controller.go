@@ -113,7 +113,11 @@ func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, 
 		// Bad input stays bad until the user edits the config, which wakes us.
 		return nil
 	}
-	if err := createDataSecret(ctx, r.Client, cluster, config, data); err != nil {
+	secretData := dataSecretContent(config, data)
+	if fits, err := fitsInSecret(config, secretData, in.Files); !fits {
+		return err
+	}
+	if err := createDataSecret(ctx, r.Client, cluster, config, secretData); err != nil {
 		return err
 	}
 	config.Status.DataSecretName = config.Name

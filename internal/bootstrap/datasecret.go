@@ -15,13 +15,18 @@ import (
 	"github.com/capk3s/capk3s/internal/cloudinit"
 )
 
-// createDataSecret stores the bootstrap data, and the contract's "format" key
-// naming what the renderer wrote (cloud-config or ignition), in a Secret named after the config and
+// dataSecretContent is the data Secret's content: the bootstrap data, and the
+// contract's "format" key naming what the renderer wrote (cloud-config or ignition).
+func dataSecretContent(config *bootstrapv1.KThreesConfig, data []byte) map[string][]byte {
+	return map[string][]byte{"value": data, "format": []byte(cloudinit.FormatOf(config.Spec))}
+}
+
+// createDataSecret stores the data Secret's content in a Secret named after the config and
 // controlled by it, as the bootstrap contract expects. A Secret left by an earlier
 // pass whose status update failed is kept as it is, if this config controls it:
 // rendering again could differ (a new lock holder, a new token form) from what a
 // machine may already have read.
-func createDataSecret(ctx context.Context, c client.Client, cluster *clusterv1.Cluster, config *bootstrapv1.KThreesConfig, data []byte) error {
+func createDataSecret(ctx context.Context, c client.Client, cluster *clusterv1.Cluster, config *bootstrapv1.KThreesConfig, data map[string][]byte) error {
 	s := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: config.Namespace,
@@ -29,7 +34,7 @@ func createDataSecret(ctx context.Context, c client.Client, cluster *clusterv1.C
 			Labels:    map[string]string{clusterv1.ClusterNameLabel: cluster.Name},
 		},
 		Type: clusterv1.ClusterSecretType,
-		Data: map[string][]byte{"value": data, "format": []byte(cloudinit.FormatOf(config.Spec))},
+		Data: data,
 	}
 	if err := controllerutil.SetControllerReference(config, s, c.Scheme()); err != nil {
 		return fmt.Errorf("owning bootstrap data Secret: %w", err)

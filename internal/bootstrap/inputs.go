@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,13 +12,28 @@ import (
 	"github.com/capk3s/capk3s/internal/cloudinit"
 )
 
+// userInputError is a referenced Secret whose content is not what the spec needs:
+// the user must fix it, and the config says so.
+type userInputError struct{ msg string }
+
+func (e *userInputError) Error() string { return e.msg }
+
+func userInputErrorf(format string, args ...any) error {
+	return &userInputError{msg: fmt.Sprintf(format, args...)}
+}
+
+func isUserInputError(err error) bool {
+	var u *userInputError
+	return errors.As(err, &u)
+}
+
 // userFiles resolves spec.files: contentFrom is read from its Secret here, so that
 // the renderer never talks to the API server.
 func userFiles(ctx context.Context, c client.Reader, config *bootstrapv1.KThreesConfig) ([]cloudinit.File, error) {
 	files := make([]cloudinit.File, 0, len(config.Spec.Files))
 	for i, f := range config.Spec.Files {
-		content := f.Content
-		if f.ContentFrom != nil {
+		content, fromSecret := f.Content, f.ContentFrom != nil
+		if fromSecret {
 			ref := f.ContentFrom.Secret
 			data, err := secretValue(ctx, c, config.Namespace, ref.Name, ref.Key)
 			if err != nil {
@@ -27,6 +43,7 @@ func userFiles(ctx context.Context, c client.Reader, config *bootstrapv1.KThrees
 		}
 		files = append(files, cloudinit.File{
 			Path: f.Path, Owner: f.Owner, Permissions: f.Permissions, Encoding: f.Encoding, Content: content,
+			FromSecret: fromSecret,
 		})
 	}
 	return files, nil
@@ -52,7 +69,7 @@ func registryCredentials(ctx context.Context, c client.Reader, config *bootstrap
 			creds.Auth = string(s.Data["auth"])
 			creds.IdentityToken = string(s.Data["identitytoken"])
 			if creds == (cloudinit.RegistryCredentials{}) {
-				return nil, fmt.Errorf("registry %s: secret %s has none of the keys username/password, auth, identitytoken",
+				return nil, userInputErrorf("registry %s: secret %s has none of the keys username/password, auth, identitytoken",
 					rc.Registry, rc.AuthSecret.Name)
 			}
 		}
@@ -83,7 +100,7 @@ func secretValue(ctx context.Context, c client.Reader, namespace, name, key stri
 	}
 	v, ok := s.Data[key]
 	if !ok {
-		return nil, fmt.Errorf("secret %s has no key %q", name, key)
+		return nil, userInputErrorf("secret %s has no key %q", name, key)
 	}
 	return v, nil
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -66,24 +67,35 @@ func (r *Reconciler) inputs(ctx context.Context, cluster *clusterv1.Cluster, con
 		in.TLSSANs = []string{endpoint.Host}
 	}
 	opts, found, err := JoinTokenOptions(ctx, r.Client, cluster, tokenRole, caPEM)
-	if err != nil || !found {
+	if err != nil {
+		return in, false, err
+	}
+	if !found {
 		waiting(config, bootstrapv1.WaitingForTokenReason,
 			"Waiting for the control plane to create the join token Secret "+token.SecretName(cluster.Name))
-		return in, false, err
+		return in, false, nil
 	}
 	in.Token, in.AgentToken = opts.Token, opts.AgentToken
 
 	// Referenced Secrets the user has not created yet are retried with backoff: they
 	// are not watched, since any Secret could be one.
 	if in.Files, err = userFiles(ctx, r.Client, config); err != nil {
-		setCondition(config, bootstrapv1.DataSecretAvailableCondition, metav1.ConditionFalse, bootstrapv1.DataSecretGenerationFailedReason, err.Error())
-		return in, false, err
+		return in, false, userInputFailed(config, err)
 	}
 	if in.RegistryCredentials, err = registryCredentials(ctx, r.Client, config); err != nil {
-		setCondition(config, bootstrapv1.DataSecretAvailableCondition, metav1.ConditionFalse, bootstrapv1.DataSecretGenerationFailedReason, err.Error())
-		return in, false, err
+		return in, false, userInputFailed(config, err)
 	}
 	return in, true, nil
+}
+
+// userInputFailed reports on the config what the user can fix (a referenced Secret or
+// key that does not exist) and returns err for a retry either way. A read that failed
+// for another reason says nothing about the user's input and leaves the status alone.
+func userInputFailed(config *bootstrapv1.KThreesConfig, err error) error {
+	if isUserInputError(err) || apierrors.IsNotFound(err) {
+		setCondition(config, bootstrapv1.DataSecretAvailableCondition, metav1.ConditionFalse, bootstrapv1.DataSecretGenerationFailedReason, err.Error())
+	}
+	return err
 }
 
 // role decides between initializing, joining as a server and joining as an agent.

@@ -82,6 +82,9 @@ func (s *fileSet) addUser(f File) error {
 	}
 	if f.Permissions == "" {
 		f.Permissions = defaultPermissions
+		if f.FromSecret {
+			f.Permissions = secretPermissions
+		}
 	}
 	return s.add(f)
 }

@@ -29,10 +29,13 @@ const (
 type File struct {
 	Path        string
 	Owner       string // "" means "root:root"
-	Permissions string // octal; "" means "0644"
+	Permissions string // octal; "" means "0644", or "0600" if FromSecret
 	// Encoding is how Content is already encoded, as the user declared it.
 	Encoding bootstrapv1.Encoding
 	Content  string
+	// FromSecret says Content was read from a Secret (contentFrom.secret): the user
+	// keeps it secret, so the machine does too unless Permissions says otherwise.
+	FromSecret bool
 }
 
 // RegistryCredentials are the values read from the Secrets that one

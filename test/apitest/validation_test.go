@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -31,6 +32,17 @@ func TestSchemaRejectsInvalidObjects(t *testing.T) {
 				return kcp
 			},
 			wantInMsg: "spec.replicas",
+		},
+		{
+			// Without webhooks only the schema stands between a user and a control
+			// plane with no servers.
+			name: "zero replicas",
+			object: func() client.Object {
+				kcp := newControlPlane(ns, "zero")
+				kcp.Spec.Replicas = ptr.To[int32](0)
+				return kcp
+			},
+			wantInMsg: "spec.replicas: Invalid value: 0: spec.replicas in body should be greater than or equal to 1",
 		},
 		{
 			name: "maxSurge other than 0 or 1",
@@ -115,5 +127,29 @@ func TestSchemaRejectsInvalidObjects(t *testing.T) {
 				t.Errorf("rejected object was stored anyway (Get = %v)", getErr)
 			}
 		})
+	}
+}
+
+// 'kubectl scale --replicas=0' writes through the scale subresource; the schema's
+// minimum must hold there too, and leave the stored count as it was.
+func TestSchemaRejectsScaleToZero(t *testing.T) {
+	ctx := context.Background()
+	ns := env.NewNamespace(t)
+	kcp := newControlPlane(ns, "scaled-to-zero")
+	kcp.Spec.Replicas = ptr.To[int32](3)
+	if err := env.Client.Create(ctx, kcp); err != nil {
+		t.Fatal(err)
+	}
+	err := env.Client.SubResource("scale").Update(ctx, kcp,
+		client.WithSubResourceBody(&autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: 0}}))
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.replicas") {
+		t.Fatalf("scaling to 0 = %v, want an Invalid error naming spec.replicas", err)
+	}
+	got := &controlplanev1.KThreesControlPlane{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(kcp), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Spec.Replicas == nil || *got.Spec.Replicas != 3 {
+		t.Errorf("spec.replicas after the refused scale = %v, want 3", got.Spec.Replicas)
 	}
 }

@@ -32,6 +32,11 @@ const (
 	// data (bad version, a missing referenced Secret, ...); the message says what to fix.
 	DataSecretGenerationFailedReason = "DataSecretGenerationFailed"
 
+	// DataSecretTooLargeReason: the rendered bootstrap data does not fit in a Secret
+	// (1 MiB), typically because of large files taken from Secrets; the message names
+	// the largest contributors.
+	DataSecretTooLargeReason = "DataSecretTooLarge"
+
 	// DataSecretAvailableReason: the bootstrap data Secret exists.
 	DataSecretAvailableReason = "Available"
 

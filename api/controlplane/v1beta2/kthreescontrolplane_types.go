@@ -18,7 +18,7 @@ type KThreesControlPlaneSpec struct {
 	// replicas is the number of servers (default 1). With embedded etcd it must be odd,
 	// so that etcd keeps a quorum.
 	// +optional
-	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Minimum=1
 	Replicas *int32 `json:"replicas,omitempty"`
 
 	// version is the k3s version of the servers, e.g. "v1.31.4+k3s1".

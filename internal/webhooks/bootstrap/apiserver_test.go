@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -56,6 +57,16 @@ var badSpecs = []badSpec{
 		path: "serverConfig.httpsListenPort", message: "must be a TCP port number between 1 and 65535"},
 	{name: "advertise port too high", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.ServerConfig.AdvertisePort = "70000" },
 		path: "serverConfig.advertisePort", message: "must be a TCP port number between 1 and 65535"},
+	{name: "cluster CIDR prefix too long", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.ServerConfig.ClusterCidr = "10.42.0.0/33" },
+		path: "serverConfig.clusterCidr", message: `"10.42.0.0/33" is not a CIDR`},
+	{name: "two IPv4 service CIDRs", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.ServerConfig.ServiceCidr = "10.43.0.0/16,10.44.0.0/16" },
+		path: "serverConfig.serviceCidr", message: "at most one IPv4 and one IPv6"},
+	{name: "cluster DNS outside the service CIDR", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.ServerConfig.ClusterDNS = "10.53.0.10" },
+		path: "serverConfig.clusterDNS", message: "is not inside spec."},
+	{name: "advertise address not an IP", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.ServerConfig.AdvertiseAddress = "server-0" },
+		path: "serverConfig.advertiseAddress", message: "must be an IP address"},
+	{name: "inline data over budget", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.Files[0].Content = strings.Repeat("x", 600<<10) },
+		path: "files[0].content", message: "inline file contents and commands add up to"},
 	{name: "mirror endpoint not a URL", modify: func(s *bootstrapv1.KThreesConfigSpec) {
 		s.AgentConfig.Registries.Mirrors[0].Endpoints[1] = "mirror.example.com:5000"
 	}, path: "agentConfig.registries.mirrors[0].endpoints[1]", message: "must be an http:// or https:// URL with a host"},

@@ -35,6 +35,7 @@ func validateSpec(spec *bootstrapv1.KThreesConfigSpec, fldPath *field.Path) fiel
 	errs = append(errs, validateFiles(spec.Files, fldPath.Child("files"))...)
 	errs = append(errs, validateServerConfig(&spec.ServerConfig, fldPath.Child("serverConfig"))...)
 	errs = append(errs, validateRegistries(spec.AgentConfig.Registries, fldPath.Child("agentConfig", "registries"))...)
+	errs = append(errs, validateInlineSize(spec, fldPath)...)
 	return errs
 }
 
@@ -170,12 +171,14 @@ func validateSecretName(name string, fldPath *field.Path) field.ErrorList {
 	return nil
 }
 
-// validateServerConfig checks the ports k3s parses as integers: the schema only
-// requires one to five digits, which lets 0 and 70000 through.
+// validateServerConfig checks the ports k3s parses as integers (the schema only
+// requires one to five digits, which lets 0 and 70000 through), and the addresses and
+// networks k3s parses (see validateServerNetwork).
 func validateServerConfig(c *bootstrapv1.KThreesServerConfig, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	errs = append(errs, validatePort(c.HTTPSListenPort, fldPath.Child("httpsListenPort"))...)
 	errs = append(errs, validatePort(c.AdvertisePort, fldPath.Child("advertisePort"))...)
+	errs = append(errs, validateServerNetwork(c, fldPath)...)
 	errs = append(errs, validateDatastore(c.Datastore, fldPath.Child("datastore"))...)
 	return errs
 }

@@ -21,7 +21,11 @@ func validSpec() bootstrapv1.KThreesConfigSpec {
 		},
 		PreK3sCommands:  []string{"echo pre"},
 		PostK3sCommands: []string{"echo post"},
-		ServerConfig:    bootstrapv1.KThreesServerConfig{HTTPSListenPort: "6443", AdvertisePort: "443"},
+		ServerConfig: bootstrapv1.KThreesServerConfig{
+			HTTPSListenPort: "6443", AdvertisePort: "443",
+			BindAddress: "0.0.0.0", AdvertiseAddress: "10.0.0.10",
+			ClusterCidr: "10.42.0.0/16,2001:db8:42::/56", ServiceCidr: "10.43.0.0/16,2001:db8:43::/112", ClusterDNS: "10.43.0.10",
+		},
 		AgentConfig: bootstrapv1.KThreesAgentConfig{Registries: &bootstrapv1.Registries{
 			Mirrors: []bootstrapv1.RegistryMirror{
 				{Registry: "docker.io", Endpoints: []string{"https://mirror.example.com:5000", "http://10.0.0.1/v2"}},

@@ -41,14 +41,16 @@ type badInput struct {
 }
 
 var badControlPlanes = []badInput{
+	// The schema refuses fewer than one server too, so that no path around the
+	// webhooks (a failurePolicy change, a direct etcd restore) can store it.
 	{name: "zero replicas", modify: func(s *controlplanev1.KThreesControlPlaneSpec) { s.Replicas = ptr.To[int32](0) },
-		path: "spec.replicas", message: "must be at least 1"},
+		path: "spec.replicas", message: "should be greater than or equal to 1", bySchema: true},
 	{name: "two replicas", modify: func(s *controlplanev1.KThreesControlPlaneSpec) { s.Replicas = ptr.To[int32](2) },
 		path: "spec.replicas", message: "spec.replicas: Invalid value: 2: must be odd: an embedded etcd cluster of 2 members loses quorum when one fails; use 1, 3 or 5"},
 	{name: "four replicas", modify: func(s *controlplanev1.KThreesControlPlaneSpec) { s.Replicas = ptr.To[int32](4) },
 		path: "spec.replicas", message: "must be odd"},
 	{name: "negative replicas", modify: func(s *controlplanev1.KThreesControlPlaneSpec) { s.Replicas = ptr.To[int32](-1) },
-		path: "spec.replicas", message: "should be greater than or equal to 0", bySchema: true},
+		path: "spec.replicas", message: "should be greater than or equal to 1", bySchema: true},
 	{name: "version with leading zero", modify: func(s *controlplanev1.KThreesControlPlaneSpec) { s.Version = "v1.031.4+k3s1" },
 		path: "spec.version", message: "must be a k3s version such as v1.31.4+k3s1"},
 	{name: "version of another distribution", modify: func(s *controlplanev1.KThreesControlPlaneSpec) { s.Version = "v1.31.4+rke2r1" },
@@ -77,6 +79,9 @@ var badControlPlanes = []badInput{
 	}, path: "spec.machineTemplate.metadata.labels", message: "Invalid value"},
 	{name: "config file path relative", modify: func(s *controlplanev1.KThreesControlPlaneSpec) { s.KThreesConfigSpec.Files[0].Path = "etc/motd" },
 		path: "spec.kthreesConfigSpec.files[0].path", message: "must be an absolute path"},
+	{name: "config cluster CIDR not a CIDR", modify: func(s *controlplanev1.KThreesControlPlaneSpec) {
+		s.KThreesConfigSpec.ServerConfig.ClusterCidr = "10.42.0.0/33"
+	}, path: "spec.kthreesConfigSpec.serverConfig.clusterCidr", message: `"10.42.0.0/33" is not a CIDR`},
 	{name: "no infrastructure reference at all", modify: func(s *controlplanev1.KThreesControlPlaneSpec) {
 		s.MachineTemplate = controlplanev1.KThreesControlPlaneMachineTemplate{}
 	}, path: "spec", message: "spec.machineTemplate.spec.infrastructureRef is required", bySchema: true},
@@ -293,11 +298,12 @@ func TestControlPlaneUpdates(t *testing.T) {
 	}
 
 	rejected := []struct {
-		name    string
-		do      func() error
-		path    string
-		message string
-		webhook string
+		name     string
+		do       func() error
+		path     string
+		message  string
+		webhook  string
+		bySchema bool
 	}{
 		{name: "downgrade", do: func() error {
 			return update(func(c *controlplanev1.KThreesControlPlane) { c.Spec.Version = "v1.30.9+k3s1" })
@@ -309,8 +315,9 @@ func TestControlPlaneUpdates(t *testing.T) {
 			path: "spec.replicas", message: "must be odd: an embedded etcd cluster of 2 members loses quorum", webhook: controlPlaneWebhook},
 		{name: "even replicas by the scale subresource", do: func() error { return scale(4) },
 			path: "spec.replicas", message: "must be odd", webhook: scaleWebhook},
+		// The schema's minimum holds before the scale webhook is asked.
 		{name: "zero replicas by the scale subresource", do: func() error { return scale(0) },
-			path: "spec.replicas", message: "must be at least 1", webhook: scaleWebhook},
+			path: "spec.replicas", message: "should be greater than or equal to 1", webhook: scaleWebhook, bySchema: true},
 		{name: "cluster CIDR", do: func() error {
 			return update(func(c *controlplanev1.KThreesControlPlane) {
 				c.Spec.KThreesConfigSpec.ServerConfig.ClusterCidr = "10.99.0.0/16"
@@ -326,7 +333,7 @@ func TestControlPlaneUpdates(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			before := current()
 			err := tt.do()
-			checkRejected(t, err, badInput{path: tt.path, message: tt.message}, tt.webhook)
+			checkRejected(t, err, badInput{path: tt.path, message: tt.message, bySchema: tt.bySchema}, tt.webhook)
 			if after := current(); !equalSpecs(after.Spec, before.Spec) {
 				t.Errorf("rejected update changed the stored spec:\n got %+v\nwant %+v", after.Spec, before.Spec)
 			}
