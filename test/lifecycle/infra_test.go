@@ -108,7 +108,9 @@ func (p *infraProvider) registerNode(ctx context.Context, name, providerID strin
 	return p.setNodeReady(ctx, name, true)
 }
 
-// setNodeReady sets the Node's Ready condition, as its kubelet (or its silence) would.
+// setNodeReady sets the Node's conditions as its kubelet (or its silence) would: Ready,
+// and no memory, disk or PID pressure. CAPI's Machine controller reads all four for the
+// Machine's NodeHealthy, and the control plane counts the Machines' Ready conditions.
 func (p *infraProvider) setNodeReady(ctx context.Context, name string, ready bool) error {
 	node := &corev1.Node{}
 	if err := p.workload.Get(ctx, client.ObjectKey{Name: name}, node); err != nil {
@@ -118,10 +120,15 @@ func (p *infraProvider) setNodeReady(ctx context.Context, name string, ready boo
 	if !ready {
 		status = corev1.ConditionFalse
 	}
+	now := metav1.Now()
 	node.Status.Conditions = []corev1.NodeCondition{{
-		Type: corev1.NodeReady, Status: status, Reason: "KubeletReady",
-		LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now(),
+		Type: corev1.NodeReady, Status: status, Reason: "KubeletReady", LastHeartbeatTime: now, LastTransitionTime: now,
 	}}
+	for _, pressure := range []corev1.NodeConditionType{corev1.NodeMemoryPressure, corev1.NodeDiskPressure, corev1.NodePIDPressure} {
+		node.Status.Conditions = append(node.Status.Conditions, corev1.NodeCondition{
+			Type: pressure, Status: corev1.ConditionFalse, Reason: "KubeletHasSufficient", LastHeartbeatTime: now, LastTransitionTime: now,
+		})
+	}
 	return p.workload.Status().Update(ctx, node)
 }
 
