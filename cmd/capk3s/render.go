@@ -194,6 +194,8 @@ func placeholderFiles(files []bootstrapv1.File) []cloudinit.File {
 		file := cloudinit.File{Path: f.Path, Owner: f.Owner, Permissions: f.Permissions, Encoding: f.Encoding, Content: f.Content}
 		if f.ContentFrom != nil {
 			// The Secret's value is not known offline; a plain-text note stands in for it.
+			// It keeps the Secret file's default permissions (0600), as the controller's.
+			file.FromSecret = true
 			file.Encoding = ""
 			file.Content = fmt.Sprintf("PLACEHOLDER: content of Secret %s, key %s\n", f.ContentFrom.Secret.Name, f.ContentFrom.Secret.Key)
 		}

@@ -43,8 +43,9 @@ spec:
 
 type rendered struct {
 	WriteFiles []struct {
-		Path    string `json:"path"`
-		Content string `json:"content"`
+		Path        string `json:"path"`
+		Content     string `json:"content"`
+		Permissions string `json:"permissions"`
 	} `json:"write_files"`
 	RunCmd []string `json:"runcmd"`
 }
@@ -94,6 +95,17 @@ func TestRenderControlPlaneDefaultsToFirstServer(t *testing.T) {
 	for _, want := range []string{"{{ ds.meta_data.hostname }}", "PLACEHOLDER: content of Secret app, key conf", "INSTALL_K3S_VERSION='v1.31.4+k3s1'"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q", want)
+		}
+	}
+	// The offline rendering shows the permissions the controller gives: a file from a
+	// Secret is the owner's alone.
+	var r rendered
+	if err := yaml.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range r.WriteFiles {
+		if want := map[string]string{"/etc/secret.conf": "0600", "/etc/motd": "0644"}[f.Path]; want != "" && f.Permissions != want {
+			t.Errorf("%s permissions %q, want %q", f.Path, f.Permissions, want)
 		}
 	}
 }
