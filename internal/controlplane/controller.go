@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -23,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/token"
 )
 
 // +kubebuilder:rbac:groups=controlplane.cluster.x-k8s.io,resources=kthreescontrolplanes;kthreescontrolplanes/status;kthreescontrolplanes/finalizers,verbs=get;list;watch;update;patch
@@ -65,6 +67,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		For(&controlplanev1.KThreesControlPlane{}).
 		Owns(&corev1.Secret{}, builder.OnlyMetadata).
+		// A token Secret that another controller manages (token.go) is not owned, yet its
+		// changes matter: its value arriving or changing. Same metadata informer as above.
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.tokenSecretToControlPlane), builder.OnlyMetadata).
 		Owns(&clusterv1.Machine{}).
 		Watches(&clusterv1.Cluster{},
 			handler.EnqueueRequestsFromMapFunc(clusterToControlPlane),
@@ -93,6 +98,20 @@ func clusterToControlPlane(_ context.Context, o client.Object) []reconcile.Reque
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: cluster.Namespace, Name: ref.Name}}}
+}
+
+// tokenSecretToControlPlane maps a Secret named like a cluster's join token to the
+// control plane of that cluster, if the Cluster exists.
+func (r *Reconciler) tokenSecretToControlPlane(ctx context.Context, o client.Object) []reconcile.Request {
+	clusterName, ok := strings.CutSuffix(o.GetName(), token.SecretName(""))
+	if !ok || clusterName == "" {
+		return nil
+	}
+	cluster := &clusterv1.Cluster{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: o.GetNamespace(), Name: clusterName}, cluster); err != nil {
+		return nil
+	}
+	return clusterToControlPlane(ctx, cluster)
 }
 
 // Reconcile runs one pass for a KThreesControlPlane.
