@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -242,7 +243,7 @@ func TestSetMemberUpLosesQuorumForGood(t *testing.T) {
 	if _, lost := c.status(); !lost {
 		t.Fatal("two of three members down kept quorum")
 	}
-	if _, _, err := c.ready(); err != errQuorumLost {
+	if _, _, err := c.ready(); !errors.Is(err, errQuorumLost) {
 		t.Errorf("ready() = %v, want errQuorumLost", err)
 	}
 	// k3s coming back does not bring a simulated cluster back.
