@@ -85,6 +85,7 @@ func TestRemediationMachineHealthCheck(t *testing.T) {
 		s.setNodeReady(name, simv1.NodeReadyFalse)
 	}
 	refusal := s.waitRemediating(wouldLoseQuorumReason)
+	t.Logf("remediation refused: %s", refusal.Message)
 	for _, want := range []string{"would lose etcd quorum", "2 servers would remain, 1 of them healthy", "quorum needs 2"} {
 		if !strings.Contains(refusal.Message, want) {
 			t.Errorf("Remediating message %q does not say %q", refusal.Message, want)
@@ -104,6 +105,7 @@ func TestRemediationMachineHealthCheck(t *testing.T) {
 	s.clusterAvailable()
 	s.waitHealthCheck(3)
 	s.waitRemediating(notRemediatingReason)
+	s.waitRemediationCleared(pair)
 	if got := deletions.seen(); len(got) > 0 {
 		t.Errorf("servers deleted although remediation was refused: %v", got)
 	}
@@ -260,4 +262,24 @@ func (s *scenario) holdWithoutDeletion(deletions *deletionWatch, servers sets.Se
 		}
 		time.Sleep(time.Second)
 	}
+}
+
+// waitRemediationCleared waits until servers that recovered before their owner
+// remediated them no longer say they wait for it: the owner drops OwnerRemediated
+// once HealthCheckSucceeded is True again, as KubeadmControlPlane does.
+func (s *scenario) waitRemediationCleared(names []string) {
+	s.t.Helper()
+	s.eventually(fmt.Sprintf("servers %v to drop OwnerRemediated", names), func(ctx context.Context) (bool, string, error) {
+		var waiting []string
+		for _, name := range names {
+			m := &clusterv1.Machine{}
+			if err := env.Client.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: name}, m); err != nil {
+				return false, "", err
+			}
+			if c := conditions.Get(m, clusterv1.MachineOwnerRemediatedCondition); c != nil {
+				waiting = append(waiting, fmt.Sprintf("%s OwnerRemediated=%s %s %q", name, c.Status, c.Reason, c.Message))
+			}
+		}
+		return len(waiting) == 0, strings.Join(waiting, "; "), nil
+	})
 }
