@@ -351,6 +351,9 @@ func replacementPreflight(machines collections.Machines, nodes workload.Nodes, e
 // annotation and status.lastRemediation, which the caller's deferred patch writes.
 func (r *Reconciler) reconcileRemediation(ctx context.Context, _ *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, seen *observed) (done bool, result ctrl.Result, err error) {
 	log := ctrl.LoggerFrom(ctx)
+	if err := r.clearRecoveredRemediations(ctx, seen.machines); err != nil {
+		return false, ctrl.Result{}, err
+	}
 	d := decideRemediation(kcp, seen.machines, seen.nodes, time.Now())
 	if d.dropStaleInProgress {
 		log.Info("Dropping a stale remediation-in-progress annotation", "value", kcp.Annotations[remediationInProgressAnnotation])

@@ -218,31 +218,42 @@ func (c *workloadCluster) removeMember(node string) (string, bool, error) {
 	return m.name, true, nil
 }
 
-// serverGone is a server's machine going away: a member it still is goes down with
-// it, and etcd loses quorum when fewer than a majority of the members are up, which
-// takes the API down.
+// serverGone is a server's machine going away: a member it still is goes down with it.
 func (c *workloadCluster) serverGone(node string) error {
+	return c.setMemberUp(node, false)
+}
+
+// setMemberUp marks the member of the server with the given Node up or down, as k3s
+// starts or stops on it. etcd loses quorum when fewer than a majority of the members
+// are up, which takes the API down; that is for good: a member coming back later does
+// not restart the cluster. A Node that is no member, or a cluster that already lost
+// quorum, changes nothing.
+func (c *workloadCluster) setMemberUp(node string, up bool) error {
 	c.mu.Lock()
 	m, ok := c.members[node]
-	if !ok || !m.up || c.quorumLost {
+	if !ok || m.up == up || c.quorumLost {
 		c.mu.Unlock()
 		return nil
 	}
-	m.up = false
-	up := 0
-	for _, m := range c.members {
-		if m.up {
-			up++
-		}
-	}
+	m.up = up
 	var err error
-	if up < len(c.members)/2+1 {
+	if !up && c.upMembersLocked() < len(c.members)/2+1 {
 		c.quorumLost = true
 		err = c.stopLocked()
 	}
 	c.mu.Unlock()
 	c.onChange(c.key)
 	return err
+}
+
+func (c *workloadCluster) upMembersLocked() int {
+	up := 0
+	for _, m := range c.members {
+		if m.up {
+			up++
+		}
+	}
+	return up
 }
 
 // memberNames lists the members, up or down, sorted.

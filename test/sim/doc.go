@@ -9,4 +9,17 @@
 // is (cluster.go). Every machine then registers its Node with k3s's labels and
 // annotations (node.go). etcd.go plays k3s's etcd member controller, and loses
 // quorum, taking the workload API down, when too many members go at once.
+//
+// A test makes a joined machine unhealthy with the SimMachine annotation
+// infrastructure.sim.capk3s.io/node-ready (nodehealth.go). "false" is a kubelet that
+// reports NotReady while k3s runs: the Node's Ready turns False, and a server's etcd
+// member stays up, as the kubelet's container runtime may fail while k3s's server
+// process, which runs etcd, does not. "unknown" is k3s stopped on the machine: nothing
+// posts the Node's status, so its conditions turn Unknown (what Kubernetes' node
+// lifecycle controller writes once heartbeats stop), and a server's etcd member, which
+// lives in the same k3s process, is down and counts against quorum. The simulator
+// plays the node lifecycle controller at once, with its taints, so that a test's
+// timeouts start when it sets the annotation. "true", or removing the annotation,
+// makes the Node Ready again and brings the member back up, unless quorum was lost
+// meanwhile: that is for good in the simulator.
 package sim

@@ -66,7 +66,7 @@ func (r *machineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 		return ctrl.Result{}, err
 	}
 	defer func() {
-		retErr = errors.Join(retErr, helper.Patch(ctx, sm, patch.WithOwnedConditions{Conditions: []string{clusterv1.ReadyCondition}}))
+		retErr = errors.Join(retErr, helper.Patch(ctx, sm, patch.WithOwnedConditions{Conditions: []string{clusterv1.ReadyCondition, nodeReadyCondition}}))
 	}()
 	wc := r.p.cluster(client.ObjectKeyFromObject(cluster))
 	if !sm.DeletionTimestamp.IsZero() {
@@ -81,7 +81,7 @@ func (r *machineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 	}
 	controllerutil.AddFinalizer(sm, simv1.SimMachineFinalizer)
 	if ptr.Deref(sm.Status.Initialization.Provisioned, false) {
-		return ctrl.Result{}, nil
+		return r.keepNodeHealth(ctx, sm, wc)
 	}
 	if machine.Spec.Bootstrap.DataSecretName == nil {
 		notReady(sm, waitingForBootstrapDataReason, "")
@@ -91,7 +91,12 @@ func (r *machineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 		notReady(sm, waitingForClusterReason, "the SimCluster has no endpoint yet")
 		return ctrl.Result{RequeueAfter: retryJoin}, nil
 	}
-	return r.boot(ctx, sm, machine, wc)
+	result, err := r.boot(ctx, sm, machine, wc)
+	if err != nil || !ptr.Deref(sm.Status.Initialization.Provisioned, false) {
+		return result, err
+	}
+	// A machine annotated before it joined shows its fault from the start.
+	return r.keepNodeHealth(ctx, sm, wc)
 }
 
 // boot does what the machine would: read the data, start k3s (the first server

@@ -9,6 +9,7 @@ import (
 	clustercontroller "sigs.k8s.io/cluster-api/core/reconcilers/cluster"
 	machinecontroller "sigs.k8s.io/cluster-api/core/reconcilers/machine"
 	machinedeploymentcontroller "sigs.k8s.io/cluster-api/core/reconcilers/machinedeployment"
+	machinehealthcheckcontroller "sigs.k8s.io/cluster-api/core/reconcilers/machinehealthcheck"
 	machinesetcontroller "sigs.k8s.io/cluster-api/core/reconcilers/machineset"
 	"sigs.k8s.io/cluster-api/core/setup"
 	"sigs.k8s.io/cluster-api/util/index"
@@ -75,6 +76,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		}},
 		{"CAPI MachineDeployment", func() error {
 			return (&machinedeploymentcontroller.Reconciler{Client: c, APIReader: r}).SetupWithManager(ctx, mgr, copts)
+		}},
+		{"CAPI MachineHealthCheck", func() error {
+			// As CAPI's main.go sets it up (no watch filter in tests).
+			return (&machinehealthcheckcontroller.Reconciler{Client: c, ClusterCache: cc}).SetupWithManager(ctx, mgr, copts)
 		}},
 		{"KThreesControlPlane", func() error {
 			return (&controlplane.Reconciler{Client: c, ClusterCache: cc}).SetupWithManager(ctx, mgr, copts)
