@@ -9,10 +9,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	v1beta1conditions "sigs.k8s.io/cluster-api/util/conditions/deprecated/v1beta1"
-	"sigs.k8s.io/cluster-api/util/test/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/capk3s/capk3s/internal/workload"
 )
 
 // markRecovered sets what a MachineHealthCheck leaves on a server that recovered
@@ -33,23 +30,7 @@ func markRecovered(m *clusterv1.Machine) {
 func TestReconcileRemediationClearsRecoveredServers(t *testing.T) {
 	ctx := context.Background()
 	ns := env.NewNamespace(t)
-	cluster, kcp := newClusterWithControlPlane(t, ns, true)
-	kcp.Spec.Replicas = ptr.To[int32](3)
-	if err := env.Client.Update(ctx, kcp); err != nil {
-		t.Fatal(err)
-	}
-	nodes := workload.Nodes{}
-	for _, name := range []string{"s1", "s2", "s3"} {
-		m := desiredMachine(kcp, cluster, name, "", clusterv1.ContractVersionedObjectReference{
-			APIGroup: builder.BootstrapGroupVersion.Group, Kind: builder.GenericBootstrapConfigKind, Name: name,
-		}, clusterv1.ContractVersionedObjectReference{
-			APIGroup: builder.InfrastructureGroupVersion.Group, Kind: builder.GenericInfrastructureMachineKind, Name: name,
-		})
-		if err := env.Client.Create(ctx, m); err != nil {
-			t.Fatal(err)
-		}
-		nodes[name] = readyNode(name)
-	}
+	cluster, kcp, nodes := threeServerControlPlane(t, ns)
 	s2 := &clusterv1.Machine{}
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "s2"}, s2); err != nil {
 		t.Fatal(err)

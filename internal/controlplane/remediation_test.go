@@ -423,25 +423,7 @@ func TestReconcileRemediationDeletesAnUnhealthyServer(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := env.NewNamespace(t)
-			// Paused, so that a reconciler running in the package's manager would leave
-			// this control plane to the direct call below.
-			cluster, kcp := newClusterWithControlPlane(t, ns, true)
-			kcp.Spec.Replicas = ptr.To[int32](3)
-			if err := env.Client.Update(ctx, kcp); err != nil {
-				t.Fatal(err)
-			}
-			nodes := workload.Nodes{}
-			for _, name := range []string{"s1", "s2", "s3"} {
-				m := desiredMachine(kcp, cluster, name, "", clusterv1.ContractVersionedObjectReference{
-					APIGroup: builder.BootstrapGroupVersion.Group, Kind: builder.GenericBootstrapConfigKind, Name: name,
-				}, clusterv1.ContractVersionedObjectReference{
-					APIGroup: builder.InfrastructureGroupVersion.Group, Kind: builder.GenericInfrastructureMachineKind, Name: name,
-				})
-				if err := env.Client.Create(ctx, m); err != nil {
-					t.Fatal(err)
-				}
-				nodes[name] = readyNode(name)
-			}
+			cluster, kcp, nodes := threeServerControlPlane(t, ns)
 			for _, name := range tc.unhealthy {
 				m := &clusterv1.Machine{}
 				if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, m); err != nil {
@@ -558,4 +540,30 @@ func TestReconcileRemediationWaitsForRetryPeriod(t *testing.T) {
 	if _, ok := kcp.Annotations[remediationInProgressAnnotation]; ok || kcp.Status.LastRemediation != nil {
 		t.Error("a remediation that waits recorded one")
 	}
+}
+
+// threeServerControlPlane creates a paused control plane of three servers s1..s3 (so
+// that a manager running in the package leaves it to direct calls), with their Ready
+// Nodes as a pass would see them.
+func threeServerControlPlane(t *testing.T, ns string) (*clusterv1.Cluster, *controlplanev1.KThreesControlPlane, workload.Nodes) {
+	t.Helper()
+	ctx := context.Background()
+	cluster, kcp := newClusterWithControlPlane(t, ns, true)
+	kcp.Spec.Replicas = ptr.To[int32](3)
+	if err := env.Client.Update(ctx, kcp); err != nil {
+		t.Fatal(err)
+	}
+	nodes := workload.Nodes{}
+	for _, name := range []string{"s1", "s2", "s3"} {
+		m := desiredMachine(kcp, cluster, name, "", clusterv1.ContractVersionedObjectReference{
+			APIGroup: builder.BootstrapGroupVersion.Group, Kind: builder.GenericBootstrapConfigKind, Name: name,
+		}, clusterv1.ContractVersionedObjectReference{
+			APIGroup: builder.InfrastructureGroupVersion.Group, Kind: builder.GenericInfrastructureMachineKind, Name: name,
+		})
+		if err := env.Client.Create(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		nodes[name] = readyNode(name)
+	}
+	return cluster, kcp, nodes
 }
