@@ -44,3 +44,28 @@ func TestVersionsCompareByValue(t *testing.T) {
 		t.Error("v1.9.0 must be older than v1.10.0 (a string compare gets this wrong)")
 	}
 }
+
+// k3s builds of one Kubernetes release are ordered by their number, which semantic
+// versioning ignores and CAPI's build-tag comparison cannot order.
+func TestCompareVersions(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"v1.31.4+k3s1", "v1.31.4+k3s2", -1},
+		{"v1.31.4+k3s10", "v1.31.4+k3s2", 1},
+		{"v1.31.4+k3s1", "1.31.4+k3s1", 0},
+		{"v1.31.4", "v1.31.4+k3s1", -1},
+		{"v1.30.9+k3s5", "v1.31.0+k3s1", -1},
+		{"v1.31.0-rc1+k3s1", "v1.31.0+k3s1", -1},
+	} {
+		a, errA := ParseVersion(tc.a)
+		b, errB := ParseVersion(tc.b)
+		if errA != nil || errB != nil {
+			t.Fatalf("parsing %s, %s: %v %v", tc.a, tc.b, errA, errB)
+		}
+		if got := CompareVersions(a, b); got != tc.want {
+			t.Errorf("CompareVersions(%s, %s) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
