@@ -85,11 +85,29 @@ func maxSurge(kcp *controlplanev1.KThreesControlPlane) int {
 	return rs.RollingUpdate.MaxSurge.IntValue()
 }
 
-// untilRolloutAfter is how long until rolloutAfter makes servers outdated: a real
-// time-based event, so the one place this controller requeues after a delay.
-func untilRolloutAfter(kcp *controlplanev1.KThreesControlPlane, now time.Time) time.Duration {
-	if ra := kcp.Spec.RolloutAfter; ra != nil && ra.After(now) {
-		return ra.Sub(now)
+// rolloutDeadlines are the times after which servers created earlier are replaced:
+// spec.rolloutAfter (cluster-api-k3s's field) and spec.rollout.after (the contract's,
+// which a ClusterClass topology sets). Either may be set, or both; each applies.
+func rolloutDeadlines(kcp *controlplanev1.KThreesControlPlane) []time.Time {
+	var out []time.Time
+	if ra := kcp.Spec.RolloutAfter; ra != nil {
+		out = append(out, ra.Time)
 	}
-	return 0
+	if after := kcp.Spec.Rollout.After; !after.IsZero() {
+		out = append(out, after.Time)
+	}
+	return out
+}
+
+// untilRolloutAfter is how long until the next rollout deadline makes servers
+// outdated: a real time-based event, so the one place this controller requeues
+// after a delay.
+func untilRolloutAfter(kcp *controlplanev1.KThreesControlPlane, now time.Time) time.Duration {
+	var soonest time.Duration
+	for _, ra := range rolloutDeadlines(kcp) {
+		if d := ra.Sub(now); d > 0 && (soonest == 0 || d < soonest) {
+			soonest = d
+		}
+	}
+	return soonest
 }

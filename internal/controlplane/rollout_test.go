@@ -83,6 +83,13 @@ func TestUpToDateReason(t *testing.T) {
 	withRolloutAfter.Spec.RolloutAfter = ptr.To(metav1.NewTime(t0.Add(-time.Hour)))
 	future := decisionKCP(3, nil)
 	future.Spec.RolloutAfter = ptr.To(metav1.NewTime(t0.Add(time.Hour)))
+	// The contract's spec.rollout.after, as a ClusterClass topology sets it.
+	withRolloutDotAfter := decisionKCP(3, nil)
+	withRolloutDotAfter.Spec.Rollout.After = metav1.NewTime(t0.Add(-time.Hour))
+	// Both: each deadline that has passed applies.
+	withBoth := decisionKCP(3, nil)
+	withBoth.Spec.RolloutAfter = ptr.To(metav1.NewTime(t0.Add(-3 * time.Hour)))
+	withBoth.Spec.Rollout.After = metav1.NewTime(t0.Add(-time.Hour))
 
 	cases := []struct {
 		name string
@@ -101,6 +108,10 @@ func TestUpToDateReason(t *testing.T) {
 		{"created before a past rolloutAfter", withRolloutAfter, decisionMachine("a", 2*time.Hour), serverObjects{}, "created before rolloutAfter"},
 		{"created after rolloutAfter", withRolloutAfter, decisionMachine("a", 30*time.Minute), serverObjects{}, ""},
 		{"rolloutAfter still ahead", future, decisionMachine("a", 2*time.Hour), serverObjects{}, ""},
+		{"created before a past rollout.after", withRolloutDotAfter, decisionMachine("a", 2*time.Hour), serverObjects{}, "created before rolloutAfter"},
+		{"created after rollout.after", withRolloutDotAfter, decisionMachine("a", 30*time.Minute), serverObjects{}, ""},
+		{"both set: the later one applies too", withBoth, decisionMachine("a", 2*time.Hour), serverObjects{}, "created before rolloutAfter"},
+		{"both set: created after both", withBoth, decisionMachine("a", 30*time.Minute), serverObjects{}, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -163,6 +174,23 @@ func TestSelectMachineForScaleDown(t *testing.T) {
 				t.Errorf("picked %v, want %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// The one time-based wake-up is the soonest rollout deadline still ahead.
+func TestUntilRolloutAfter(t *testing.T) {
+	kcp := decisionKCP(3, nil)
+	if d := untilRolloutAfter(kcp, t0); d != 0 {
+		t.Errorf("no deadline: %v, want none", d)
+	}
+	kcp.Spec.RolloutAfter = ptr.To(metav1.NewTime(t0.Add(3 * time.Hour)))
+	kcp.Spec.Rollout.After = metav1.NewTime(t0.Add(time.Hour))
+	if d := untilRolloutAfter(kcp, t0); d != time.Hour {
+		t.Errorf("two deadlines ahead: %v, want the sooner, 1h", d)
+	}
+	kcp.Spec.Rollout.After = metav1.NewTime(t0.Add(-time.Hour))
+	if d := untilRolloutAfter(kcp, t0); d != 3*time.Hour {
+		t.Errorf("one past, one ahead: %v, want 3h", d)
 	}
 }
 

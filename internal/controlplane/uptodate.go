@@ -22,7 +22,7 @@ type serverObjects struct {
 // upToDateReason says why a server needs replacing, or "" when it does not. It
 // compares the server with what desiredstate.go would create today: the version (by
 // value: "1.31.4+k3s1" equals "v1.31.4+k3s1"), the KThreesConfig spec, the
-// infrastructure template it was cloned from, and rolloutAfter. Labels, annotations
+// infrastructure template it was cloned from, and rolloutAfter (or rollout.after). Labels, annotations
 // and deletion timeouts are propagated in place and never cause a rollout.
 func upToDateReason(m *clusterv1.Machine, objs serverObjects, kcp *controlplanev1.KThreesControlPlane, now time.Time) string {
 	want, err := k3s.ParseVersion(kcp.Spec.Version)
@@ -43,8 +43,10 @@ func upToDateReason(m *clusterv1.Machine, objs serverObjects, kcp *controlplanev
 			return reason
 		}
 	}
-	if ra := kcp.Spec.RolloutAfter; ra != nil && ra.Time.Before(now) && m.CreationTimestamp.Before(ra) {
-		return "created before rolloutAfter " + ra.UTC().Format(time.RFC3339)
+	for _, ra := range rolloutDeadlines(kcp) {
+		if ra.Before(now) && m.CreationTimestamp.Time.Before(ra) {
+			return "created before rolloutAfter " + ra.UTC().Format(time.RFC3339)
+		}
 	}
 	return ""
 }

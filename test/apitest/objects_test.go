@@ -187,3 +187,32 @@ func TestTemplatesAreAccepted(t *testing.T) {
 		t.Fatalf("creating KThreesControlPlaneTemplate: %v", err)
 	}
 }
+
+// The contract's spec.rollout.after, as a ClusterClass topology writes it, is kept by
+// the schema (a strict client would refuse an unknown field; others would lose it).
+func TestContractRolloutAfterIsKept(t *testing.T) {
+	ctx := context.Background()
+	ns := env.NewNamespace(t)
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": controlplanev1.GroupVersion.String(),
+		"kind":       "KThreesControlPlane",
+		"metadata":   map[string]any{"name": "topology", "namespace": ns},
+		"spec": map[string]any{
+			"version": "v1.31.4+k3s1",
+			"machineTemplate": map[string]any{"spec": map[string]any{"infrastructureRef": map[string]any{
+				"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "DockerMachineTemplate", "name": "t",
+			}}},
+			"rollout": map[string]any{"after": "2030-03-09T09:00:00Z"},
+		},
+	}}
+	if err := env.Client.Create(ctx, u); err != nil {
+		t.Fatalf("creating a KThreesControlPlane with spec.rollout.after: %v", err)
+	}
+	got := &controlplanev1.KThreesControlPlane{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "topology"}, got); err != nil {
+		t.Fatal(err)
+	}
+	if after := got.Spec.Rollout.After.UTC().Format("2006-01-02T15:04:05Z"); after != "2030-03-09T09:00:00Z" {
+		t.Errorf("spec.rollout.after = %s, want 2030-03-09T09:00:00Z", after)
+	}
+}

@@ -40,6 +40,11 @@ type KThreesControlPlaneSpec struct {
 	// +optional
 	RolloutAfter *metav1.Time `json:"rolloutAfter,omitempty"`
 
+	// rollout holds the Cluster API contract's rollout settings; a ClusterClass
+	// topology sets them here.
+	// +optional
+	Rollout ControlPlaneRolloutSpec `json:"rollout,omitempty,omitzero"`
+
 	// rolloutStrategy says how outdated servers are replaced.
 	// +optional
 	RolloutStrategy *RolloutStrategy `json:"rolloutStrategy,omitempty"`
@@ -148,6 +153,16 @@ type MachineDeletionSpec struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	NodeDeletionTimeoutSeconds *int32 `json:"nodeDeletionTimeoutSeconds,omitempty"`
+}
+
+// ControlPlaneRolloutSpec is the contract's spec.rollout.
+// +kubebuilder:validation:MinProperties=1
+type ControlPlaneRolloutSpec struct {
+	// after replaces every server created before this time, even without a spec
+	// change, as rolloutAfter does (cluster-api-k3s's name for it). When both are set,
+	// each one replaces the servers created before it, once it has passed.
+	// +optional
+	After metav1.Time `json:"after,omitempty,omitzero"`
 }
 
 // RolloutStrategyType names a rollout strategy.

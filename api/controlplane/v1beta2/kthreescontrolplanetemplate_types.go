@@ -42,6 +42,10 @@ type KThreesControlPlaneTemplateResourceSpec struct {
 	// +optional
 	RolloutAfter *metav1.Time `json:"rolloutAfter,omitempty"`
 
+	// rollout holds the contract's rollout settings, as KThreesControlPlane's.
+	// +optional
+	Rollout ControlPlaneRolloutSpec `json:"rollout,omitempty,omitzero"`
+
 	// rolloutStrategy says how outdated servers are replaced.
 	// +optional
 	RolloutStrategy *RolloutStrategy `json:"rolloutStrategy,omitempty"`
