@@ -22,7 +22,7 @@ import (
 // It depends only on its inputs, so it is as reproducible as the image.
 func writeSBOM(opts Options, r Result, b base, images []platformImage) error {
 	repository := strings.TrimSuffix(r.Ref, ":"+opts.Tag)
-	imageRef := "pkg:oci/" + r.Name + "@" + url.PathEscape(r.Digest) +
+	imageRef := "pkg:oci/" + r.Name + "@" + url.QueryEscape(r.Digest) +
 		"?repository_url=" + url.QueryEscape(repository) + "&tag=" + url.QueryEscape(opts.Tag)
 
 	caBundle := cdx.Component{

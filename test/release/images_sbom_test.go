@@ -43,8 +43,12 @@ func checkSBOM(t *testing.T, img imagebuild.Result) {
 	if c.Type != cdx.ComponentTypeContainer || c.Name != repo || c.Version != testTag {
 		t.Errorf("the SBOM describes %s %s:%s, want container %s", c.Type, c.Name, c.Version, img.Ref)
 	}
-	if !strings.Contains(c.PackageURL, img.Digest) {
+	// A package URL escapes the digest's colon.
+	if !strings.Contains(c.PackageURL, "@sha256%3A"+strings.TrimPrefix(img.Digest, "sha256:")) {
 		t.Errorf("the SBOM's purl %q lacks the image digest %s", c.PackageURL, img.Digest)
+	}
+	if c.Hashes == nil || !slices.Contains(*c.Hashes, cdx.Hash{Algorithm: cdx.HashAlgoSHA256, Value: strings.TrimPrefix(img.Digest, "sha256:")}) {
+		t.Errorf("the SBOM's image hashes %v lack the image digest %s", c.Hashes, img.Digest)
 	}
 }
 
