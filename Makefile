@@ -5,6 +5,8 @@
 #   make generate  deepcopy, CRDs and RBAC from the Go markers.
 #   make sandbox   capk3s on simulated k3s machines, with a demo cluster (SANDBOX_FLAGS=...).
 #   make release-manifests  what a release publishes, into out/ (clusterctl's files).
+#   make images    both manager images (linux/amd64 + linux/arm64 OCI layouts) and their
+#                  SBOMs into out/images/, without a container engine.
 
 SHELL := /usr/bin/env bash -o pipefail
 .SHELLFLAGS := -ec
@@ -33,9 +35,10 @@ help: ## Show the targets.
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ {printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: tools
-tools: ## Build every tool into $(TOOLS_DIR) (cached; a cold build takes ~10 minutes), and install PostgreSQL if missing.
+tools: ## Build every tool into $(TOOLS_DIR) (cached; a cold build takes ~10 minutes), and install PostgreSQL and CA certificates if missing.
 	hack/ensure-tools.sh
 	hack/ensure-postgres.sh
+	hack/ensure-ca-certificates.sh
 
 .PHONY: generate
 generate: ## Regenerate deepcopy, CRDs and RBAC.
@@ -81,8 +84,15 @@ release-manifests: ## Write the components files, metadata.yaml and cluster temp
 	hack/ensure-tools.sh kustomize
 	KUSTOMIZE=$(KUSTOMIZE) REGISTRY=$(REGISTRY) TAG=$(TAG) hack/release-manifests.sh $(RELEASE_DIR)
 
+# test/release builds the images itself with the same code (internal/imagebuild), so
+# 'make test' does not depend on this target.
+.PHONY: images
+images: ## Build both manager images, multi-arch, as OCI layouts with SBOMs into $(RELEASE_DIR)/images/ (no container engine).
+	hack/ensure-ca-certificates.sh
+	go run ./hack/images --registry $(REGISTRY) --tag $(TAG) --out $(RELEASE_DIR)/images
+
 .PHONY: docker-build
-docker-build: ## Build both manager images (needs a Docker engine; not part of 'make test').
+docker-build: ## Build both manager images into a Docker engine (needs one; 'make images' does not).
 	$(DOCKER) build --build-arg MANAGER=bootstrap-manager -t $(REGISTRY)/capk3s-bootstrap-controller:$(TAG) .
 	$(DOCKER) build --build-arg MANAGER=controlplane-manager -t $(REGISTRY)/capk3s-control-plane-controller:$(TAG) .
 

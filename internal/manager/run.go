@@ -9,6 +9,8 @@ import (
 	"sigs.k8s.io/cluster-api/controllers/remote"
 	"sigs.k8s.io/cluster-api/util/apiwarnings"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/capk3s/capk3s/internal/version"
 )
 
 // SetupFunc registers reconcilers and webhooks on a manager before it starts.
@@ -28,6 +30,7 @@ func Run(name string, scheme *runtime.Scheme, o Options, setup SetupFunc) error 
 		return err
 	}
 	log := ctrl.Log.WithName(name)
+	log.Info("Starting", "version", version.Version, "revision", version.Revision)
 
 	mgrOpts, err := o.ManagerOptions(scheme)
 	if err != nil {
