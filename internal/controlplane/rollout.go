@@ -21,7 +21,7 @@ func (r *Reconciler) reconcileReplicas(ctx context.Context, cluster *clusterv1.C
 	step, seen.blocked = nextStep(kcp, *seen, outdated, tokenAvailable)
 	switch step {
 	case stepScaleUp:
-		return r.scaleUp(ctx, cluster, kcp, seen.machines)
+		return r.scaleUp(ctx, cluster, kcp, seen.machines, outdated)
 	case stepScaleDown:
 		var err error
 		seen.blocked, err = r.scaleDown(ctx, cluster, seen.machines, outdated)

@@ -177,6 +177,39 @@ func TestSelectMachineForScaleDown(t *testing.T) {
 	}
 }
 
+// A new server goes where the fewest up-to-date servers are: during a rollout, the
+// outdated servers about to go do not count, so the servers that remain are spread.
+func TestFailureDomainForScaleUp(t *testing.T) {
+	fds := []clusterv1.FailureDomain{{Name: "a", ControlPlane: ptr.To(true)}, {Name: "b", ControlPlane: ptr.To(true)}, {Name: "w"}}
+	cluster := &clusterv1.Cluster{Status: clusterv1.ClusterStatus{FailureDomains: fds}}
+	for _, tc := range []struct {
+		name     string
+		machines []*clusterv1.Machine
+		outdated []string
+		want     string
+	}{
+		{"fewest servers", []*clusterv1.Machine{decisionMachine("a1", time.Hour, inFD("a")), decisionMachine("a2", time.Hour, inFD("a")), decisionMachine("b1", time.Hour, inFD("b"))}, nil, "b"},
+		{"outdated servers do not count", []*clusterv1.Machine{decisionMachine("a1", time.Hour, inFD("a")), decisionMachine("a2", time.Hour, inFD("a")), decisionMachine("b1", time.Hour, inFD("b"))}, []string{"a1", "a2"}, "a"},
+		{"servers being deleted do not count", []*clusterv1.Machine{decisionMachine("a1", time.Hour, inFD("a"), beingDeleted()), decisionMachine("a2", time.Hour, inFD("a"), beingDeleted()), decisionMachine("b1", time.Hour, inFD("b"))}, nil, "a"},
+		{"only control-plane domains", []*clusterv1.Machine{decisionMachine("a1", time.Hour, inFD("a")), decisionMachine("b1", time.Hour, inFD("b"))}, nil, "a"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			machines := collections.FromMachines(tc.machines...)
+			outdated := machines.Filter(func(m *clusterv1.Machine) bool {
+				for _, n := range tc.outdated {
+					if m.Name == n {
+						return true
+					}
+				}
+				return false
+			})
+			if got := failureDomainForScaleUp(context.Background(), cluster, machines, outdated); got != tc.want {
+				t.Errorf("failure domain = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 // The one time-based wake-up is the soonest rollout deadline still ahead.
 func TestUntilRolloutAfter(t *testing.T) {
 	kcp := decisionKCP(3, nil)

@@ -21,9 +21,9 @@ import (
 // scaleUp creates one server: its infrastructure machine (cloned from the template),
 // its KThreesConfig and its Machine, all under one name. If a later step fails, the
 // earlier objects are deleted so that no orphan is left.
-func (r *Reconciler) scaleUp(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, machines collections.Machines) error {
+func (r *Reconciler) scaleUp(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, machines, outdated collections.Machines) error {
 	name := kcp.Name + "-" + rand.String(5)
-	failureDomain := failuredomains.PickFewest(ctx, controlPlaneFailureDomains(cluster), machines, machines)
+	failureDomain := failureDomainForScaleUp(ctx, cluster, machines, outdated)
 
 	infra, infraRef, err := r.createInfraMachine(ctx, cluster, kcp, name)
 	if err != nil {
@@ -57,6 +57,18 @@ func (r *Reconciler) scaleUp(ctx context.Context, cluster *clusterv1.Cluster, kc
 	}
 	ctrl.LoggerFrom(ctx).Info("Created a control plane Machine", "Machine", name, "failureDomain", failureDomain)
 	return nil
+}
+
+// failureDomainForScaleUp is where a new server goes, as KCP places it: the listed
+// domain with the fewest up-to-date servers that are not being deleted, ties broken by
+// the fewest servers overall. Counting only up-to-date servers spreads the servers
+// that remain once a rollout is over, not the ones it is about to remove.
+func failureDomainForScaleUp(ctx context.Context, cluster *clusterv1.Cluster, machines, outdated collections.Machines) string {
+	upToDate := machines.Filter(collections.Not(collections.HasDeletionTimestamp), func(m *clusterv1.Machine) bool {
+		_, isOutdated := outdated[m.Name]
+		return !isOutdated
+	})
+	return failuredomains.PickFewest(ctx, controlPlaneFailureDomains(cluster), machines, upToDate)
 }
 
 func (r *Reconciler) createInfraMachine(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, name string) (client.Object, clusterv1.ContractVersionedObjectReference, error) {
