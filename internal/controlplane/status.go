@@ -62,12 +62,13 @@ func setStatus(cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPla
 	if len(kcp.Status.Versions) > 0 {
 		kcp.Status.Version = kcp.Status.Versions[0].Version
 	}
+	now := time.Now()
 	setMachinesReady(kcp, o.machines)
-	setMachinesUpToDate(kcp, o.machines, time.Now())
+	setMachinesUpToDate(kcp, o.machines, now)
 	setScaling(kcp, o)
 	var outdated []string
 	for _, m := range o.machines {
-		if reason := upToDateReason(m, o.objects[m.Name], kcp, time.Now()); reason != "" {
+		if reason := upToDateReason(m, o.objects[m.Name], kcp, now); reason != "" {
 			outdated = append(outdated, m.Name+" ("+reason+")")
 		}
 	}
