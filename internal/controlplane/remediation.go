@@ -37,6 +37,8 @@ import (
 //     with it and whose replacement would have nothing to join. Before initialization
 //     the first server may be remediated: there is no data to lose, and a server that
 //     never came up would otherwise block the cluster forever;
+//   - a server whose node became Ready after the health check marked it waits for
+//     the health check to look again (see remediation_stale.go);
 //   - a server that is itself a replacement made less than minHealthyPeriod after the
 //     remediation it replaced is a retry: refused once maxRetry retries were made, and
 //     delayed until retryPeriod has passed since the previous remediation.
@@ -125,6 +127,9 @@ type remediationDecision struct {
 	dropStaleInProgress bool
 	// wait is the time left until retryPeriod has passed; set only for that wait.
 	wait time.Duration
+	// recheck is when a mark older than its server's recovery is acted on, unless
+	// the health check clears it first; it holds no other step.
+	recheck time.Duration
 	// reason and message are the Remediating condition's; it is True for remediatingReason.
 	reason, message string
 }
@@ -156,7 +161,12 @@ func decideRemediation(kcp *controlplanev1.KThreesControlPlane, machines collect
 		d.reason = notRemediatingReason
 		return d
 	}
-	victim := pickVictim(unhealthy, nodes)
+	current, staleMessage, recheck := splitStaleMarks(unhealthy, nodes, now)
+	if current.Len() == 0 {
+		d.reason, d.message, d.recheck = remediationWaitingForHealthCheckReason, staleMessage, recheck
+		return d
+	}
+	victim := pickVictim(current, nodes)
 	refuse := func(reason, format string, args ...any) remediationDecision {
 		d.reason = reason
 		d.message = fmt.Sprintf("Not remediating unhealthy Machine %s: ", victim.Name) + fmt.Sprintf(format, args...)
@@ -371,7 +381,7 @@ func (r *Reconciler) reconcileRemediation(ctx context.Context, _ *clusterv1.Clus
 		if d.message != "" && !d.inProgress {
 			log.V(2).Info("An unhealthy server is not remediated", "reason", d.reason, "why", d.message)
 		}
-		return d.wait > 0, ctrl.Result{RequeueAfter: d.wait}, nil
+		return d.wait > 0, ctrl.Result{RequeueAfter: max(d.wait, d.recheck)}, nil
 	}
 
 	value, err := d.data.marshal()

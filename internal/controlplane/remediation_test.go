@@ -34,6 +34,9 @@ type remServer struct {
 	remediationFor *remediationData
 	// rawRemediationFor, when set, is its remediation-for annotation as is.
 	rawRemediationFor string
+	// markedAgo and readyAgo, when set, are how long ago the health check marked it
+	// unhealthy and how long ago its node's Ready condition last changed.
+	markedAgo, readyAgo time.Duration
 }
 
 func (s remServer) machine(t *testing.T) *clusterv1.Machine {
@@ -46,6 +49,11 @@ func (s remServer) machine(t *testing.T) *clusterv1.Machine {
 	}
 	if s.unhealthy {
 		markUnhealthy(m)
+		if s.markedAgo != 0 {
+			c := conditions.Get(m, clusterv1.MachineHealthCheckSucceededCondition)
+			c.LastTransitionTime = ago(s.markedAgo)
+			conditions.Set(m, *c)
+		}
 	}
 	if s.remediationFor != nil {
 		v, err := s.remediationFor.marshal()
@@ -83,6 +91,9 @@ func observe(t *testing.T, servers []remServer) (collections.Machines, workload.
 		machines.Insert(s.machine(t))
 		if s.ready {
 			nodes[s.name] = readyNode(s.name)
+			if s.readyAgo != 0 {
+				nodes[s.name].Status.Conditions[0].LastTransitionTime = ago(s.readyAgo)
+			}
 		}
 	}
 	return machines, nodes
@@ -133,6 +144,7 @@ func TestDecideRemediation(t *testing.T) {
 		wantReason     string
 		wantMessage    string // a substring of the condition message
 		wantWait       time.Duration
+		wantRecheck    time.Duration
 		wantInProgress bool
 		wantDropStale  bool
 	}{
@@ -186,6 +198,40 @@ func TestDecideRemediation(t *testing.T) {
 			servers:    []remServer{sick("a", time.Hour)},
 			noNodes:    true,
 			wantVictim: "a", wantReason: remediatingReason,
+		},
+		{
+			name: "a server whose node became Ready after it was marked waits for the health check to look again",
+			kcp:  remediationKCP(true, 3, nil),
+			servers: []remServer{healthy("a", 3*time.Hour),
+				{name: "b", age: 2 * time.Hour, unhealthy: true, ready: true, markedAgo: 2 * time.Minute, readyAgo: 30 * time.Second},
+				healthy("c", time.Hour)},
+			wantReason:  remediationWaitingForHealthCheckReason,
+			wantMessage: "its node became Ready at 2025-03-01T11:59:30Z, after the MachineHealthCheck marked it unhealthy at 2025-03-01T11:58:00Z",
+			wantRecheck: healthCheckRecheckGrace - 30*time.Second,
+		},
+		{
+			name: "a stale mark is passed over for a current one",
+			kcp:  remediationKCP(true, 5, nil),
+			servers: []remServer{healthy("a", 5*time.Hour),
+				{name: "b", age: 4 * time.Hour, unhealthy: true, ready: true, markedAgo: 2 * time.Minute, readyAgo: 30 * time.Second},
+				sick("c", 2*time.Hour), healthy("d", 3*time.Hour), healthy("e", time.Hour)},
+			wantVictim: "c", wantReason: remediatingReason,
+		},
+		{
+			name: "a node Ready since before the mark does not make it stale",
+			kcp:  remediationKCP(true, 3, nil),
+			servers: []remServer{healthy("a", 3*time.Hour),
+				{name: "b", age: 2 * time.Hour, unhealthy: true, ready: true, markedAgo: time.Minute, readyAgo: time.Hour},
+				healthy("c", time.Hour)},
+			wantVictim: "b", wantReason: remediatingReason,
+		},
+		{
+			name: "a mark the health check kept long after the node became Ready is trusted",
+			kcp:  remediationKCP(true, 3, nil),
+			servers: []remServer{healthy("a", 3*time.Hour),
+				{name: "b", age: 2 * time.Hour, unhealthy: true, ready: true, markedAgo: time.Hour, readyAgo: healthCheckRecheckGrace},
+				healthy("c", time.Hour)},
+			wantVictim: "b", wantReason: remediatingReason,
 		},
 		{
 			name:       "another machine is being deleted",
@@ -336,6 +382,9 @@ func TestDecideRemediation(t *testing.T) {
 			}
 			if d.wait != tt.wantWait {
 				t.Errorf("wait = %s, want %s", d.wait, tt.wantWait)
+			}
+			if d.recheck != tt.wantRecheck {
+				t.Errorf("recheck = %s, want %s", d.recheck, tt.wantRecheck)
 			}
 			if d.inProgress != tt.wantInProgress || d.dropStaleInProgress != tt.wantDropStale {
 				t.Errorf("inProgress, dropStale = %v, %v; want %v, %v", d.inProgress, d.dropStaleInProgress, tt.wantInProgress, tt.wantDropStale)

@@ -94,7 +94,7 @@ func (p *Provider) reservePort(key client.ObjectKey) (int, error) {
 	if l, ok := p.reserved[key]; ok {
 		return l.Addr().(*net.TCPAddr).Port, nil
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := listenForEndpoint()
 	if err != nil {
 		return 0, fmt.Errorf("reserving a port for the endpoint: %w", err)
 	}
