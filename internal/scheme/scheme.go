@@ -7,20 +7,25 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
+	bootstrapv1beta1 "github.com/capk3s/capk3s/api/bootstrap/v1beta1"
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+	controlplanev1beta1 "github.com/capk3s/capk3s/api/controlplane/v1beta1"
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 )
 
-// ForBootstrap returns the scheme of the bootstrap manager.
+// ForBootstrap returns the scheme of the bootstrap manager. The deprecated v1beta1
+// kinds are there for the conversion webhook, which decodes and encodes them;
+// controllers only ever read and write v1beta2.
 func ForBootstrap() *runtime.Scheme {
-	return build(bootstrapv1.AddToScheme)
+	return build(bootstrapv1.AddToScheme, bootstrapv1beta1.AddToScheme)
 }
 
 // ForControlPlane returns the scheme of the control-plane manager. It also
 // holds the bootstrap kinds because the control plane creates KThreesConfigs
 // for the Machines it owns.
 func ForControlPlane() *runtime.Scheme {
-	return build(bootstrapv1.AddToScheme, controlplanev1.AddToScheme)
+	return build(bootstrapv1.AddToScheme, bootstrapv1beta1.AddToScheme,
+		controlplanev1.AddToScheme, controlplanev1beta1.AddToScheme)
 }
 
 // build panics on error: AddToScheme only fails on conflicting

@@ -27,6 +27,7 @@ type KThreesConfigTemplateResource struct {
 // +kubebuilder:resource:path=kthreesconfigtemplates,scope=Namespaced,categories=cluster-api,shortName=k3sct
 // +kubebuilder:storageversion
 // +kubebuilder:metadata:labels="cluster.x-k8s.io/v1beta2=v1beta2"
+// +kubebuilder:metadata:labels="cluster.x-k8s.io/v1beta1=v1beta1"
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 
 // KThreesConfigTemplate is a template for KThreesConfigs, used by MachineDeployments,
