@@ -4,21 +4,32 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+	"github.com/capk3s/capk3s/internal/conversion"
 )
 
 // SetupWebhooks registers the defaulting and validating webhooks of KThreesConfig and
 // KThreesConfigTemplate with the manager's webhook server, at the paths the
 // +kubebuilder:webhook markers of this package declare (controller-runtime derives
-// the same paths from the group, version and kind).
+// the same paths from the group, version and kind), and their converters between the
+// deprecated v1beta1 and v1beta2 at /convert, where the CRDs' conversion webhook
+// points.
+//
+// It also gives down-conversion the manager's client for reading CRDs (see
+// conversion.SetAPIVersionGetter). Neither kind's v1beta1 shape names an
+// infrastructure template today, but the getter is process-wide and must not be
+// left unset in a manager that serves /convert.
 func SetupWebhooks(mgr ctrl.Manager) error {
+	conversion.SetAPIVersionGetter(conversion.APIVersionFromCRDs(mgr.GetClient()))
 	if err := ctrl.NewWebhookManagedBy(mgr, &bootstrapv1.KThreesConfig{}).
 		WithDefaulter(&KThreesConfig{}).
 		WithValidator(&KThreesConfig{}).
+		WithConverter(conversion.KThreesConfig).
 		Complete(); err != nil {
 		return err
 	}
 	return ctrl.NewWebhookManagedBy(mgr, &bootstrapv1.KThreesConfigTemplate{}).
 		WithDefaulter(&KThreesConfigTemplate{}).
 		WithValidator(&KThreesConfigTemplate{}).
+		WithConverter(conversion.KThreesConfigTemplate).
 		Complete()
 }

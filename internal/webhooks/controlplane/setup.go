@@ -5,20 +5,32 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/conversion"
 )
 
 // SetupWebhooks registers the defaulting and validating webhooks of
 // KThreesControlPlane and KThreesControlPlaneTemplate, and the validating webhook of
 // the KThreesControlPlane scale subresource, with the manager's webhook server at the
-// paths the +kubebuilder:webhook markers of this package declare.
+// paths the +kubebuilder:webhook markers of this package declare, and the converter of
+// KThreesControlPlane between the deprecated v1beta1 and v1beta2 at /convert, where
+// its CRD's conversion webhook points (KThreesControlPlaneTemplate serves v1beta2 only).
+//
+// Down-conversion writes v1beta1's infrastructureTemplate.apiVersion, which v1beta2
+// does not store; when the object carries no v1beta1 data to restore it from, it is
+// read from the template kind's CRD through the manager's client: metadata only and
+// cached, as Cluster API's own providers read it. That metadata informer is the one
+// this webhook setup lets start, because a list read at v1beta1 converts every item
+// and CRDs rarely change.
 //
 // The scale webhook reads the control plane it scales through the manager's API
 // reader, not its cache: a webhook must not start informers, and a stale cache could
 // let a scale through that the stored rollout strategy forbids.
 func SetupWebhooks(mgr ctrl.Manager) error {
+	conversion.SetAPIVersionGetter(conversion.APIVersionFromCRDs(mgr.GetClient()))
 	if err := ctrl.NewWebhookManagedBy(mgr, &controlplanev1.KThreesControlPlane{}).
 		WithDefaulter(&KThreesControlPlane{}).
 		WithValidator(&KThreesControlPlane{}).
+		WithConverter(conversion.KThreesControlPlane).
 		Complete(); err != nil {
 		return err
 	}
