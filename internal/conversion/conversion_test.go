@@ -1,0 +1,179 @@
+package conversion
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1" //nolint:staticcheck // the v1beta1 contract types of the v1beta1 API served for cluster-api-k3s users
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	bootstrapv1beta1 "github.com/capk3s/capk3s/api/bootstrap/v1beta1"
+	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+	controlplanev1beta1 "github.com/capk3s/capk3s/api/controlplane/v1beta1"
+	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+)
+
+// oldControlPlane is a KThreesControlPlane as cluster-api-k3s v0.3 wrote it at v1beta1.
+func oldControlPlane() *controlplanev1beta1.KThreesControlPlane {
+	upgradeAfter := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	return &controlplanev1beta1.KThreesControlPlane{
+		ObjectMeta: metav1.ObjectMeta{Name: "edge-cp", Namespace: "fleet"},
+		Spec: controlplanev1beta1.KThreesControlPlaneSpec{
+			Replicas: ptr.To[int32](3),
+			Version:  "v1.30.6+k3s1",
+			InfrastructureTemplate: corev1.ObjectReference{
+				APIVersion: "infrastructure.cluster.x-k8s.io/v1beta2", Kind: "ProxmoxMachineTemplate", Name: "edge-cp",
+			},
+			KThreesConfigSpec: bootstrapv1beta1.KThreesConfigSpec{
+				ServerConfig: bootstrapv1beta1.KThreesServerConfig{
+					DisableComponents: []string{"traefik"}, DisableExternalCloudProvider: true, TLSSan: []string{"edge.example.com"},
+				},
+				AgentConfig:    bootstrapv1beta1.KThreesAgentConfig{NodeName: "{{ ds.meta_data.local_hostname }}", AirGapped: true},
+				PreK3sCommands: []string{"swapoff -a"},
+			},
+			UpgradeAfter:     &upgradeAfter,
+			NodeDrainTimeout: &metav1.Duration{Duration: 2 * time.Minute},
+			MachineTemplate: controlplanev1beta1.KThreesControlPlaneMachineTemplate{
+				ObjectMeta: clusterv1beta1.ObjectMeta{Labels: map[string]string{"tier": "edge"}},
+			},
+			RemediationStrategy: &controlplanev1beta1.RemediationStrategy{MaxRetry: ptr.To[int32](2)},
+		},
+		Status: controlplanev1beta1.KThreesControlPlaneStatus{
+			Replicas: 3, ReadyReplicas: 2, UpdatedReplicas: 3, UnavailableReplicas: 1, Initialized: true, Ready: true,
+			FailureReason: "", ObservedGeneration: 4,
+			Conditions: clusterv1beta1.Conditions{{Type: "Ready", Status: corev1.ConditionTrue, Severity: clusterv1beta1.ConditionSeverityNone}},
+		},
+	}
+}
+
+func TestV1Beta1ControlPlaneMapsToItsV1Beta2Fields(t *testing.T) {
+	SetAPIVersionGetter(testAPIVersion)
+	hub := &controlplanev1.KThreesControlPlane{}
+	if err := ConvertKThreesControlPlaneV1Beta1ToHub(t.Context(), oldControlPlane(), hub); err != nil {
+		t.Fatal(err)
+	}
+	s := hub.Spec
+	if got, want := s.MachineTemplate.Spec.InfrastructureRef, (clusterv1.ContractVersionedObjectReference{
+		APIGroup: "infrastructure.cluster.x-k8s.io", Kind: "ProxmoxMachineTemplate", Name: "edge-cp"}); got != want {
+		t.Errorf("infrastructureRef = %+v, want %+v", got, want)
+	}
+	if s.RolloutAfter == nil || !s.RolloutAfter.Equal(oldControlPlane().Spec.UpgradeAfter) {
+		t.Errorf("rolloutAfter = %v, want upgradeAfter's time", s.RolloutAfter)
+	}
+	if got := ptr.Deref(s.MachineTemplate.Spec.Deletion.NodeDrainTimeoutSeconds, -1); got != 120 {
+		t.Errorf("nodeDrainTimeoutSeconds = %d, want 120", got)
+	}
+	if s.MachineTemplate.ObjectMeta.Labels["tier"] != "edge" || ptr.Deref(s.Replicas, 0) != 3 || s.Version != "v1.30.6+k3s1" {
+		t.Errorf("labels, replicas, version = %v, %v, %q", s.MachineTemplate.ObjectMeta.Labels, s.Replicas, s.Version)
+	}
+	if !s.KThreesConfigSpec.ServerConfig.DeprecatedDisableExternalCloudProvider || !s.KThreesConfigSpec.AgentConfig.AirGapped ||
+		s.KThreesConfigSpec.ServerConfig.DisableComponents[0] != "traefik" {
+		t.Errorf("kthreesConfigSpec not carried over: %+v", s.KThreesConfigSpec)
+	}
+	if ptr.Deref(s.RemediationStrategy.MaxRetry, 0) != 2 {
+		t.Errorf("remediationStrategy = %+v", s.RemediationStrategy)
+	}
+	st := hub.Status
+	if !ptr.Deref(st.Initialization.ControlPlaneInitialized, false) || ptr.Deref(st.Replicas, 0) != 3 ||
+		ptr.Deref(st.UpToDateReplicas, 0) != 3 || ptr.Deref(st.AvailableReplicas, 0) != 2 {
+		t.Errorf("status = %+v", st)
+	}
+	if len(st.Conditions) != 0 {
+		t.Errorf("v1beta1 conditions became v1beta2 conditions: %+v", st.Conditions)
+	}
+	// The spec converts without loss; the old status (conditions, ready) is kept.
+	if v := hub.Annotations[v1beta1DataAnnotation]; !strings.Contains(v, `"status"`) || strings.Contains(v, `"spec"`) {
+		t.Errorf("kept v1beta1 data = %s, want the status only", v)
+	}
+}
+
+func TestV1Beta2ControlPlaneReadsAtV1Beta1(t *testing.T) {
+	SetAPIVersionGetter(testAPIVersion)
+	hub := &controlplanev1.KThreesControlPlane{
+		ObjectMeta: metav1.ObjectMeta{Name: "cp", Namespace: "ns"},
+		Spec: controlplanev1.KThreesControlPlaneSpec{
+			Version: "v1.31.4+k3s1",
+			MachineTemplate: controlplanev1.KThreesControlPlaneMachineTemplate{Spec: controlplanev1.KThreesControlPlaneMachineTemplateSpec{
+				InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: "infrastructure.cluster.x-k8s.io", Kind: "DockerMachineTemplate", Name: "cp"},
+				Deletion:          controlplanev1.MachineDeletionSpec{NodeDrainTimeoutSeconds: ptr.To[int32](30)},
+			}},
+			KThreesConfigSpec: bootstrapv1.KThreesConfigSpec{Format: bootstrapv1.Ignition},
+		},
+		Status: controlplanev1.KThreesControlPlaneStatus{
+			Replicas: ptr.To[int32](3), ReadyReplicas: ptr.To[int32](3), AvailableReplicas: ptr.To[int32](2), UpToDateReplicas: ptr.To[int32](1),
+			Initialization: controlplanev1.KThreesControlPlaneInitializationStatus{ControlPlaneInitialized: ptr.To(true)},
+			Conditions:     []metav1.Condition{{Type: clusterv1.AvailableCondition, Status: metav1.ConditionTrue, Reason: "Available"}},
+		},
+	}
+	old := &controlplanev1beta1.KThreesControlPlane{}
+	if err := ConvertKThreesControlPlaneHubToV1Beta1(t.Context(), hub, old); err != nil {
+		t.Fatal(err)
+	}
+	wantRef := corev1.ObjectReference{APIVersion: "infrastructure.cluster.x-k8s.io/v1beta2", Kind: "DockerMachineTemplate", Name: "cp"}
+	if old.Spec.InfrastructureTemplate != wantRef {
+		t.Errorf("infrastructureTemplate = %+v, want %+v", old.Spec.InfrastructureTemplate, wantRef)
+	}
+	if old.Spec.NodeDrainTimeout == nil || old.Spec.NodeDrainTimeout.Duration != 30*time.Second {
+		t.Errorf("nodeDrainTimeout = %v, want 30s", old.Spec.NodeDrainTimeout)
+	}
+	st := old.Status
+	if !st.Ready || !st.Initialized || st.Replicas != 3 || st.UnavailableReplicas != 1 || st.UpdatedReplicas != 1 || st.ReadyReplicas != 3 {
+		t.Errorf("v1beta1 status = %+v", st)
+	}
+	// format: ignition has no v1beta1 field: it rides along in the hub data.
+	if !strings.Contains(old.Annotations[hubDataAnnotation], `"format":"ignition"`) {
+		t.Errorf("v1beta2-only format not kept on the v1beta1 object: %q", old.Annotations[hubDataAnnotation])
+	}
+	back := &controlplanev1.KThreesControlPlane{}
+	if err := ConvertKThreesControlPlaneV1Beta1ToHub(t.Context(), old, back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Spec.KThreesConfigSpec.Format != bootstrapv1.Ignition {
+		t.Errorf("format lost on the way back: %q", back.Spec.KThreesConfigSpec.Format)
+	}
+}
+
+func TestBadInfrastructureTemplateAPIVersionIsRefused(t *testing.T) {
+	old := oldControlPlane()
+	old.Spec.InfrastructureTemplate.APIVersion = "infrastructure.cluster.x-k8s.io/v1beta1/extra"
+	err := ConvertKThreesControlPlaneV1Beta1ToHub(t.Context(), old, &controlplanev1.KThreesControlPlane{})
+	if err == nil || !strings.Contains(err.Error(), "spec.infrastructureTemplate.apiVersion") {
+		t.Fatalf("err = %v, want one naming spec.infrastructureTemplate.apiVersion", err)
+	}
+}
+
+// cluster-api-k3s's own status on a taken-over config is shown at v1beta1 until the
+// controller writes its first status, and not after.
+func TestOldConfigStatusGoesOnceTheControllerWritesItsOwn(t *testing.T) {
+	old := &bootstrapv1beta1.KThreesConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"},
+		Status: bootstrapv1beta1.KThreesConfigStatus{Ready: true, DataSecretName: ptr.To("c-data"),
+			FailureReason: "InvalidConfig", FailureMessage: "old failure"},
+	}
+	hub := &bootstrapv1.KThreesConfig{}
+	if err := ConvertKThreesConfigV1Beta1ToHub(t.Context(), old, hub); err != nil {
+		t.Fatal(err)
+	}
+	if hub.Status.DataSecretName != "c-data" || !ptr.Deref(hub.Status.Initialization.DataSecretCreated, false) {
+		t.Fatalf("v1beta2 status = %+v", hub.Status)
+	}
+	unchanged := &bootstrapv1beta1.KThreesConfig{}
+	if err := ConvertKThreesConfigHubToV1Beta1(t.Context(), hub.DeepCopy(), unchanged); err != nil {
+		t.Fatal(err)
+	}
+	if unchanged.Status.FailureReason != "InvalidConfig" {
+		t.Errorf("unchanged object lost its v1beta1 status: %+v", unchanged.Status)
+	}
+	hub.Status.ObservedGeneration = 7 // the controller's first pass
+	now := &bootstrapv1beta1.KThreesConfig{}
+	if err := ConvertKThreesConfigHubToV1Beta1(t.Context(), hub, now); err != nil {
+		t.Fatal(err)
+	}
+	if now.Status.FailureReason != "" || now.Status.FailureMessage != "" || !now.Status.Ready || now.Status.ObservedGeneration != 7 {
+		t.Errorf("status after the controller's write = %+v, want v1beta2's alone", now.Status)
+	}
+}

@@ -1,0 +1,256 @@
+package conversion
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1" //nolint:staticcheck // the v1beta1 contract types of the v1beta1 API served for cluster-api-k3s users
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/conditions"
+
+	controlplanev1beta1 "github.com/capk3s/capk3s/api/controlplane/v1beta1"
+	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+)
+
+// ConvertKThreesControlPlaneV1Beta1ToHub converts a v1beta1 KThreesControlPlane to v1beta2.
+func ConvertKThreesControlPlaneV1Beta1ToHub(ctx context.Context, src *controlplanev1beta1.KThreesControlPlane, dst *controlplanev1.KThreesControlPlane) error {
+	dst.ObjectMeta = *src.ObjectMeta.DeepCopy()
+	hub, err := takeKept(dst, hubDataAnnotation)
+	if err != nil {
+		return err
+	}
+	if ok, err := hub.restore("spec", src.Spec, &dst.Spec); err != nil {
+		return err
+	} else if !ok {
+		dst.Spec = controlplanev1.KThreesControlPlaneSpec{}
+		if err := hub.base("spec", &dst.Spec); err != nil {
+			return err
+		}
+		if err := controlPlaneSpecToHub(&src.Spec, &dst.Spec); err != nil {
+			return err
+		}
+	}
+	if ok, err := hub.restore("status", src.Status, &dst.Status); err != nil {
+		return err
+	} else if !ok {
+		dst.Status = controlplanev1.KThreesControlPlaneStatus{}
+		if err := hub.base("status", &dst.Status); err != nil {
+			return err
+		}
+		controlPlaneStatusToHub(&src.Status, &dst.Status)
+	}
+
+	// What converting back would give, to keep only what it would lose. The
+	// template's apiVersion is the one thing looked up; when it cannot be, the
+	// v1beta1 spec is kept, which is never wrong.
+	old := kept{}
+	back := controlplanev1beta1.KThreesControlPlaneSpec{}
+	if err := controlPlaneSpecToV1Beta1(ctx, &dst.Spec, &back); err != nil {
+		back = controlplanev1beta1.KThreesControlPlaneSpec{}
+	}
+	if err := old.keepUnless("spec", src.Spec, dst.Spec, back); err != nil {
+		return err
+	}
+	var status controlplanev1beta1.KThreesControlPlaneStatus
+	controlPlaneStatusToV1Beta1(&dst.Status, &status)
+	if err := old.keepUnless("status", src.Status, dst.Status, status); err != nil {
+		return err
+	}
+	return old.write(dst, v1beta1DataAnnotation)
+}
+
+// ConvertKThreesControlPlaneHubToV1Beta1 converts a v1beta2 KThreesControlPlane to v1beta1.
+func ConvertKThreesControlPlaneHubToV1Beta1(ctx context.Context, src *controlplanev1.KThreesControlPlane, dst *controlplanev1beta1.KThreesControlPlane) error {
+	dst.ObjectMeta = *src.ObjectMeta.DeepCopy()
+	old, err := takeKept(dst, v1beta1DataAnnotation)
+	if err != nil {
+		return err
+	}
+	if ok, err := old.restore("spec", src.Spec, &dst.Spec); err != nil {
+		return err
+	} else if !ok {
+		dst.Spec = controlplanev1beta1.KThreesControlPlaneSpec{}
+		if err := old.base("spec", &dst.Spec); err != nil {
+			return err
+		}
+		if err := controlPlaneSpecToV1Beta1(ctx, &src.Spec, &dst.Spec); err != nil {
+			return err
+		}
+	}
+	if ok, err := old.restore("status", src.Status, &dst.Status); err != nil {
+		return err
+	} else if !ok {
+		dst.Status = controlplanev1beta1.KThreesControlPlaneStatus{}
+		controlPlaneStatusToV1Beta1(&src.Status, &dst.Status)
+	}
+
+	hub := kept{}
+	// A kept v1beta1 spec whose apiVersion does not parse converts to nothing here,
+	// which only means the v1beta2 spec is kept too.
+	var spec controlplanev1.KThreesControlPlaneSpec
+	if err := controlPlaneSpecToHub(&dst.Spec, &spec); err != nil {
+		spec = controlplanev1.KThreesControlPlaneSpec{}
+	}
+	if err := hub.keepUnless("spec", src.Spec, dst.Spec, spec); err != nil {
+		return err
+	}
+	var status controlplanev1.KThreesControlPlaneStatus
+	controlPlaneStatusToHub(&dst.Status, &status)
+	if err := hub.keepUnless("status", src.Status, dst.Status, status); err != nil {
+		return err
+	}
+	return hub.write(dst, hubDataAnnotation)
+}
+
+// controlPlaneSpecToHub writes the v1beta1 spec's fields over out. A bad apiVersion
+// in infrastructureTemplate is refused with the field named: the reference could
+// not be followed.
+func controlPlaneSpecToHub(in *controlplanev1beta1.KThreesControlPlaneSpec, out *controlplanev1.KThreesControlPlaneSpec) error {
+	out.Replicas = nil
+	if in.Replicas != nil {
+		out.Replicas = ptr.To(*in.Replicas)
+	}
+	out.Version = in.Version
+	ref := &out.MachineTemplate.Spec.InfrastructureRef
+	*ref = clusterv1.ContractVersionedObjectReference{Kind: in.InfrastructureTemplate.Kind, Name: in.InfrastructureTemplate.Name}
+	if in.InfrastructureTemplate.APIVersion != "" {
+		gv, err := schema.ParseGroupVersion(in.InfrastructureTemplate.APIVersion)
+		if err != nil {
+			return fmt.Errorf("spec.infrastructureTemplate.apiVersion %q: %w", in.InfrastructureTemplate.APIVersion, err)
+		}
+		ref.APIGroup = gv.Group
+	}
+	configSpecToHub(&in.KThreesConfigSpec, &out.KThreesConfigSpec)
+	out.RolloutAfter = in.UpgradeAfter.DeepCopy()
+	out.MachineTemplate.Spec.Deletion.NodeDrainTimeoutSeconds = durationToSeconds(in.NodeDrainTimeout)
+	out.MachineTemplate.ObjectMeta = clusterv1.ObjectMeta{
+		Labels: in.MachineTemplate.ObjectMeta.Labels, Annotations: in.MachineTemplate.ObjectMeta.Annotations,
+	}
+	out.RemediationStrategy = nil
+	if rs := in.RemediationStrategy; rs != nil {
+		out.RemediationStrategy = &controlplanev1.RemediationStrategy{
+			MaxRetry: rs.MaxRetry, RetryPeriod: rs.RetryPeriod, MinHealthyPeriod: rs.MinHealthyPeriod,
+		}
+	}
+	*out = *out.DeepCopy()
+	return nil
+}
+
+// controlPlaneSpecToV1Beta1 writes the v1beta2 spec's fields over out. What out
+// already holds of infrastructureTemplate (kept from v1beta1: its apiVersion,
+// namespace, uid...) stays while it still names the same template; otherwise the
+// apiVersion is looked up. A drain timeout kept with sub-second precision stays
+// while it rounds to the same seconds.
+func controlPlaneSpecToV1Beta1(ctx context.Context, in *controlplanev1.KThreesControlPlaneSpec, out *controlplanev1beta1.KThreesControlPlaneSpec) error {
+	out.Replicas = nil
+	if in.Replicas != nil {
+		out.Replicas = ptr.To(*in.Replicas)
+	}
+	out.Version = in.Version
+	ref := in.MachineTemplate.Spec.InfrastructureRef
+	if !sameTemplate(out.InfrastructureTemplate, ref) {
+		out.InfrastructureTemplate = corev1.ObjectReference{}
+		if ref.IsDefined() {
+			apiVersion, err := lookupAPIVersion(ctx, schema.GroupKind{Group: ref.APIGroup, Kind: ref.Kind})
+			if err != nil {
+				return fmt.Errorf("converting spec.machineTemplate.spec.infrastructureRef to v1beta1: %w", err)
+			}
+			// No namespace: the template is always in the control plane's, and
+			// manifests written for cluster-api-k3s leave it out.
+			out.InfrastructureTemplate = corev1.ObjectReference{APIVersion: apiVersion, Kind: ref.Kind, Name: ref.Name}
+		}
+	}
+	configSpecToV1Beta1(&in.KThreesConfigSpec, &out.KThreesConfigSpec)
+	out.UpgradeAfter = in.RolloutAfter.DeepCopy()
+	if seconds := in.MachineTemplate.Spec.Deletion.NodeDrainTimeoutSeconds; !ptr.Equal(durationToSeconds(out.NodeDrainTimeout), seconds) {
+		out.NodeDrainTimeout = nil
+		if seconds != nil {
+			out.NodeDrainTimeout = &metav1.Duration{Duration: time.Duration(*seconds) * time.Second}
+		}
+	}
+	out.MachineTemplate.ObjectMeta = clusterv1beta1.ObjectMeta{
+		Labels: in.MachineTemplate.ObjectMeta.Labels, Annotations: in.MachineTemplate.ObjectMeta.Annotations,
+	}
+	out.RemediationStrategy = nil
+	if rs := in.RemediationStrategy; rs != nil {
+		out.RemediationStrategy = &controlplanev1beta1.RemediationStrategy{
+			MaxRetry: rs.MaxRetry, RetryPeriod: rs.RetryPeriod, MinHealthyPeriod: rs.MinHealthyPeriod,
+		}
+	}
+	*out = *out.DeepCopy()
+	return nil
+}
+
+// sameTemplate says whether a v1beta1 reference names the template a v1beta2 one does.
+func sameTemplate(old corev1.ObjectReference, ref clusterv1.ContractVersionedObjectReference) bool {
+	if old.Kind != ref.Kind || old.Name != ref.Name {
+		return false
+	}
+	gv, err := schema.ParseGroupVersion(old.APIVersion)
+	return err == nil && gv.Group == ref.APIGroup && old.APIVersion != ""
+}
+
+// durationToSeconds is v1beta2's whole seconds for a v1beta1 duration, rounded down
+// as Cluster API's own conversion does.
+func durationToSeconds(d *metav1.Duration) *int32 {
+	if d == nil {
+		return nil
+	}
+	return ptr.To(int32(d.Seconds()))
+}
+
+// controlPlaneStatusToHub converts what the v1beta1 control-plane status shares with
+// v1beta2's; a counter already consistent with it is left as it is (unset and 0
+// say the same). Its conditions, ready, failureReason and failureMessage have no
+// v1beta2 home: they are kept until the controller writes a status of its own.
+func controlPlaneStatusToHub(in *controlplanev1beta1.KThreesControlPlaneStatus, out *controlplanev1.KThreesControlPlaneStatus) {
+	out.Selector = in.Selector
+	out.ObservedGeneration = in.ObservedGeneration
+	setIfDifferent(&out.Replicas, in.Replicas)
+	setIfDifferent(&out.UpToDateReplicas, in.UpdatedReplicas)
+	setIfDifferent(&out.ReadyReplicas, in.ReadyReplicas)
+	setIfDifferent(&out.AvailableReplicas, in.Replicas-in.UnavailableReplicas)
+	if in.Initialized != ptr.Deref(out.Initialization.ControlPlaneInitialized, false) {
+		out.Initialization.ControlPlaneInitialized = ptr.To(in.Initialized)
+	}
+	out.LastRemediation = nil
+	if r := in.LastRemediation; r != nil {
+		out.LastRemediation = &controlplanev1.LastRemediationStatus{Machine: r.Machine, Time: r.Timestamp, RetryCount: r.RetryCount}
+	}
+}
+
+// controlPlaneStatusToV1Beta1 derives the v1beta1 status from v1beta2's: ready is
+// the Available condition, as cluster-api-k3s's ready meant "the API can be used".
+func controlPlaneStatusToV1Beta1(in *controlplanev1.KThreesControlPlaneStatus, out *controlplanev1beta1.KThreesControlPlaneStatus) {
+	out.Selector = in.Selector
+	out.ObservedGeneration = in.ObservedGeneration
+	out.Replicas = ptr.Deref(in.Replicas, 0)
+	out.UpdatedReplicas = ptr.Deref(in.UpToDateReplicas, 0)
+	out.ReadyReplicas = ptr.Deref(in.ReadyReplicas, 0)
+	out.UnavailableReplicas = out.Replicas - ptr.Deref(in.AvailableReplicas, 0)
+	out.Initialized = ptr.Deref(in.Initialization.ControlPlaneInitialized, false)
+	out.Ready = conditions.IsTrue(statusOnly{in}, clusterv1.AvailableCondition)
+	out.LastRemediation = nil
+	if r := in.LastRemediation; r != nil {
+		out.LastRemediation = &controlplanev1beta1.LastRemediationStatus{Machine: r.Machine, Timestamp: r.Time, RetryCount: r.RetryCount}
+	}
+}
+
+// statusOnly lets CAPI's condition getters read a status that is not (yet) on its object.
+type statusOnly struct {
+	s *controlplanev1.KThreesControlPlaneStatus
+}
+
+func (s statusOnly) GetConditions() []metav1.Condition { return s.s.Conditions }
+
+// setIfDifferent sets *p to v unless it already reads as v (nil reads as 0).
+func setIfDifferent(p **int32, v int32) {
+	if ptr.Deref(*p, 0) != v {
+		*p = ptr.To(v)
+	}
+}
