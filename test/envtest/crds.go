@@ -3,14 +3,17 @@ package envtest
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/cluster-api/util/test/builder"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
 // repoRoot is the capk3s module root, found from this file's location so that tests
@@ -45,8 +48,9 @@ func capiCRDDir(root string) (string, error) {
 	return filepath.Join(strings.TrimSpace(string(out)), "core", "config", "crd", "bases"), nil
 }
 
-// crdPaths lists the directories of CRD manifests to install: CAPI core, then ours and
-// the simulator's.
+// crdPaths lists the directories of the CRD manifests that envtest installs as they
+// are: CAPI core's (which the tests install without their conversion webhooks) and the
+// simulator's. capk3s's own are read by capk3sCRDs.
 func crdPaths() ([]string, error) {
 	root, err := repoRoot()
 	if err != nil {
@@ -56,12 +60,61 @@ func crdPaths() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []string{
-		capi,
-		filepath.Join(root, "config", "bootstrap", "crd", "bases"),
-		filepath.Join(root, "config", "controlplane", "crd", "bases"),
-		filepath.Join(root, "test", "sim", "config", "crd", "bases"),
-	}, nil
+	return []string{capi, filepath.Join(root, "test", "sim", "config", "crd", "bases")}, nil
+}
+
+// capk3sCRDs reads capk3s's generated CRDs (config/*/crd/bases).
+func capk3sCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	root, err := repoRoot()
+	if err != nil {
+		return nil, err
+	}
+	o := envtest.CRDInstallOptions{
+		Paths: []string{
+			filepath.Join(root, "config", "bootstrap", "crd", "bases"),
+			filepath.Join(root, "config", "controlplane", "crd", "bases"),
+		},
+		ErrorIfPathMissing: true,
+	}
+	if err := envtest.ReadCRDFiles(&o); err != nil {
+		return nil, fmt.Errorf("reading capk3s's CRDs: %w", err)
+	}
+	return o.CRDs, nil
+}
+
+// setConversionWebhooks points every CRD of crds that serves more than one version at
+// the local webhook server's /convert, trusting envtest's serving CA, as the release
+// manifests point them at the manager's Service. controller-runtime's envtest does
+// this only for kinds whose Go types implement conversion.Hub and Convertible; ours
+// convert through converters registered with the webhook builder instead, so the
+// CRDs are set here. Single-version CRDs are left without conversion.
+func setConversionWebhooks(crds []*apiextensionsv1.CustomResourceDefinition, o envtest.WebhookInstallOptions) {
+	host := o.LocalServingHostExternalName
+	if host == "" {
+		host = o.LocalServingHost
+	}
+	url := "https://" + net.JoinHostPort(host, strconv.Itoa(o.LocalServingPort)) + "/convert"
+	for _, crd := range crds {
+		served := 0
+		for _, v := range crd.Spec.Versions {
+			if v.Served {
+				served++
+			}
+		}
+		if served < 2 {
+			continue
+		}
+		crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{
+			Strategy: apiextensionsv1.WebhookConverter,
+			Webhook: &apiextensionsv1.WebhookConversion{
+				ConversionReviewVersions: []string{"v1"},
+				ClientConfig: &apiextensionsv1.WebhookClientConfig{
+					URL:      &url,
+					CABundle: o.LocalServingCAData,
+				},
+			},
+		}
+	}
 }
 
 // genericProviderCRDs are CAPI's generic infrastructure/bootstrap/control-plane test

@@ -21,7 +21,9 @@ type Options struct {
 	// collector, after every CRD is installed.
 	GarbageCollector bool
 	// Webhooks installs capk3s's webhook configurations (config/*/webhook), pointed at
-	// a local server that the test package runs: see WebhookServer.
+	// a local server that the test package runs: see WebhookServer. The CRDs of
+	// capk3s that serve two versions then convert through that server's /convert, so
+	// the managers that serve them must register the converters (SetupWebhooks does).
 	Webhooks bool
 	// AfterRun, if set, runs after the package's tests and before the control plane
 	// stops: for what the tests started and no test stops, such as a shared manager's
@@ -56,6 +58,10 @@ func Start(opts Options) (*Environment, error) {
 	if err != nil {
 		return nil, err
 	}
+	own, err := capk3sCRDs()
+	if err != nil {
+		return nil, err
+	}
 	scheme := NewScheme()
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: assets,
@@ -68,12 +74,25 @@ func Start(opts Options) (*Environment, error) {
 		if env.WebhookInstallOptions.Paths, err = webhookPaths(); err != nil {
 			return nil, err
 		}
+	} else {
+		// Without a webhook server there is nothing to convert through: the CRDs go in
+		// as generated, and only their storage version is usable.
+		env.CRDs = append(env.CRDs, own...)
 	}
 	cfg, err := env.Start()
 	if err != nil {
 		return nil, fmt.Errorf("starting kube-apiserver and etcd: %w", err)
 	}
 	e := &Environment{Config: cfg, Scheme: scheme, env: env}
+	if opts.Webhooks {
+		// The webhook server's address and CA exist only once env.Start has prepared
+		// them, and env.Start would drop the conversion settings of kinds that are not
+		// convertible in controller-runtime's sense, so capk3s's CRDs go in now.
+		setConversionWebhooks(own, env.WebhookInstallOptions)
+		if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{CRDs: own}); err != nil {
+			return nil, errors.Join(fmt.Errorf("installing capk3s's CRDs: %w", err), e.Stop())
+		}
+	}
 	if e.Client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
 		return nil, errors.Join(fmt.Errorf("creating client: %w", err), e.Stop())
 	}

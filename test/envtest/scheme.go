@@ -6,13 +6,16 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
+	bootstrapv1beta1 "github.com/capk3s/capk3s/api/bootstrap/v1beta1"
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+	controlplanev1beta1 "github.com/capk3s/capk3s/api/controlplane/v1beta1"
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 	simv1 "github.com/capk3s/capk3s/test/sim/api/v1beta2"
 )
 
 // NewScheme returns a scheme with Kubernetes' built-in kinds, CRDs, CAPI core and
-// both capk3s API groups and the simulator's: everything the harness's client reads and writes.
+// both capk3s API groups (with their deprecated v1beta1, which the conversion webhook
+// decodes) and the simulator's: everything the harness's client reads and writes.
 func NewScheme() *runtime.Scheme {
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
@@ -20,7 +23,9 @@ func NewScheme() *runtime.Scheme {
 		apiextensionsv1.AddToScheme,
 		clusterv1.AddToScheme,
 		bootstrapv1.AddToScheme,
+		bootstrapv1beta1.AddToScheme,
 		controlplanev1.AddToScheme,
+		controlplanev1beta1.AddToScheme,
 		simv1.AddToScheme,
 	} {
 		if err := add(scheme); err != nil {
