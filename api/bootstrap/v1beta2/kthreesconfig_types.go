@@ -150,6 +150,16 @@ type KThreesServerConfig struct {
 	// on an existing object. Added by capk3s.
 	// +optional
 	Datastore *Datastore `json:"datastore,omitempty"`
+
+	// etcdProxyImage is the image of the pod through which cluster-api-k3s's
+	// controller reached the workload cluster's etcd.
+	//
+	// Deprecated: ignored. capk3s runs no etcd proxy: it never connects to etcd, and
+	// leaves membership changes to k3s's own etcd controller, which it asks through
+	// Node annotations. The field is kept so that manifests written for
+	// cluster-api-k3s are neither refused nor pruned; the webhooks warn when it is set.
+	// +optional
+	DeprecatedEtcdProxyImage string `json:"etcdProxyImage,omitempty"`
 }
 
 // KThreesAgentConfig holds the k3s agent options, used on servers and agents.

@@ -2,6 +2,7 @@ package v1beta2
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
@@ -71,7 +72,9 @@ type KThreesControlPlaneMachineTemplate struct {
 	//
 	// Deprecated: use spec.infrastructureRef. It stays in the schema so that manifests
 	// written for cluster-api-k3s are not pruned silently; moving it to
-	// spec.infrastructureRef is the job of the defaulting webhook.
+	// spec.infrastructureRef is the job of the defaulting webhook, which removes it
+	// once moved unless it carries what spec.infrastructureRef cannot hold (uid,
+	// resourceVersion, fieldPath): then it stays, and must agree with spec.infrastructureRef.
 	// +optional
 	DeprecatedInfrastructureRef *DeprecatedObjectReference `json:"infrastructureRef,omitempty"`
 
@@ -95,7 +98,8 @@ type KThreesControlPlaneMachineTemplate struct {
 }
 
 // DeprecatedObjectReference is the apiVersion-based reference that cluster-api-k3s
-// used for infrastructure templates.
+// used for infrastructure templates, with every field of the core ObjectReference it
+// was, so that none of them is pruned or refused.
 type DeprecatedObjectReference struct {
 	// apiVersion of the referent.
 	// +optional
@@ -109,6 +113,23 @@ type DeprecatedObjectReference struct {
 	// namespace of the referent; must be the control plane's own.
 	// +optional
 	Namespace string `json:"namespace,omitempty"`
+
+	// uid of the referent.
+	//
+	// Deprecated: ignored. A v1beta2 reference names a template by group, kind and
+	// name only, and the template is found by them.
+	// +optional
+	UID types.UID `json:"uid,omitempty"`
+	// resourceVersion of the referent.
+	//
+	// Deprecated: ignored. Cluster API always reads a template as it is now.
+	// +optional
+	ResourceVersion string `json:"resourceVersion,omitempty"`
+	// fieldPath points into the referent.
+	//
+	// Deprecated: ignored. A machine template is always referred to as a whole.
+	// +optional
+	FieldPath string `json:"fieldPath,omitempty"`
 }
 
 // KThreesControlPlaneMachineTemplateSpec is the contract's machineTemplate.spec.

@@ -2,6 +2,8 @@ package v1beta2
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
@@ -17,14 +19,139 @@ type KThreesControlPlaneTemplateSpec struct {
 
 // KThreesControlPlaneTemplateResource is the object a template stamps out.
 type KThreesControlPlaneTemplateResource struct {
-	// metadata is given to each KThreesControlPlane made from the template.
+	// metadata is given to each KThreesControlPlane made from the template: its
+	// labels and annotations.
 	// +optional
-	ObjectMeta clusterv1.ObjectMeta `json:"metadata,omitempty,omitzero"`
+	ObjectMeta KThreesControlPlaneTemplateObjectMeta `json:"metadata,omitempty,omitzero"`
 
 	// spec is the KThreesControlPlane spec, without what the Cluster's topology sets
 	// (replicas, version, the infrastructure reference).
 	// +required
 	Spec KThreesControlPlaneTemplateResourceSpec `json:"spec"`
+}
+
+// KThreesControlPlaneTemplateObjectMeta is the metadata of a template's control
+// planes. Labels and annotations are what Cluster API's contract takes from a
+// template; cluster-api-k3s typed this as a whole object's metadata, so the other
+// fields of one are accepted too, kept as written, and ignored (the webhook warns).
+// They carry no kubebuilder rules: cluster-api-k3s checked none of them.
+type KThreesControlPlaneTemplateObjectMeta struct {
+	// labels are given to each KThreesControlPlane made from the template.
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+
+	// annotations are given to each KThreesControlPlane made from the template.
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+
+	// name is a whole object's name.
+	//
+	// Deprecated: ignored. Cluster API names each control plane it makes from the
+	// template after its Cluster.
+	// +optional
+	DeprecatedName string `json:"name,omitempty"`
+
+	// generateName is a whole object's name prefix.
+	//
+	// Deprecated: ignored, as name is.
+	// +optional
+	DeprecatedGenerateName string `json:"generateName,omitempty"`
+
+	// namespace is a whole object's namespace.
+	//
+	// Deprecated: ignored. A control plane is made in its Cluster's namespace.
+	// +optional
+	DeprecatedNamespace string `json:"namespace,omitempty"`
+
+	// selfLink is an object's URL, which the API server no longer sets.
+	//
+	// Deprecated: ignored.
+	// +optional
+	DeprecatedSelfLink string `json:"selfLink,omitempty"`
+
+	// uid is set by the API server on each object.
+	//
+	// Deprecated: ignored.
+	// +optional
+	DeprecatedUID types.UID `json:"uid,omitempty"`
+
+	// resourceVersion is set by the API server on each object.
+	//
+	// Deprecated: ignored.
+	// +optional
+	DeprecatedResourceVersion string `json:"resourceVersion,omitempty"`
+
+	// generation is set by the API server on each object.
+	//
+	// Deprecated: ignored.
+	// +optional
+	DeprecatedGeneration int64 `json:"generation,omitempty"`
+
+	// creationTimestamp is set by the API server on each object.
+	//
+	// Deprecated: ignored.
+	// +optional
+	DeprecatedCreationTimestamp *metav1.Time `json:"creationTimestamp,omitempty"`
+
+	// deletionTimestamp is set by the API server on an object being deleted.
+	//
+	// Deprecated: ignored.
+	// +optional
+	DeprecatedDeletionTimestamp *metav1.Time `json:"deletionTimestamp,omitempty"`
+
+	// deletionGracePeriodSeconds is set by the API server on an object being deleted.
+	//
+	// Deprecated: ignored.
+	// +optional
+	DeprecatedDeletionGracePeriodSeconds *int64 `json:"deletionGracePeriodSeconds,omitempty"`
+
+	// ownerReferences are a whole object's owners.
+	//
+	// Deprecated: ignored by capk3s. The template's own owners belong in its
+	// metadata.ownerReferences; each control plane is owned by its Cluster.
+	// +optional
+	// +listType=atomic
+	DeprecatedOwnerReferences []metav1.OwnerReference `json:"ownerReferences,omitempty"`
+
+	// finalizers are a whole object's finalizers.
+	//
+	// Deprecated: ignored. The control plane controller adds the finalizer it needs.
+	// +optional
+	// +listType=atomic
+	DeprecatedFinalizers []string `json:"finalizers,omitempty"`
+
+	// managedFields are set by the API server on each object.
+	//
+	// Deprecated: ignored.
+	// +optional
+	// +listType=atomic
+	DeprecatedManagedFields []DeprecatedManagedFieldsEntry `json:"managedFields,omitempty"`
+}
+
+// DeprecatedManagedFieldsEntry holds one entry of a whole object's managedFields, as
+// metav1.ManagedFieldsEntry does; fieldsV1 is kept as written, whatever it holds.
+type DeprecatedManagedFieldsEntry struct {
+	// manager is the name of the writer.
+	// +optional
+	Manager string `json:"manager,omitempty"`
+	// operation is Apply or Update.
+	// +optional
+	Operation string `json:"operation,omitempty"`
+	// apiVersion of the fields.
+	// +optional
+	APIVersion string `json:"apiVersion,omitempty"`
+	// time of the write.
+	// +optional
+	Time *metav1.Time `json:"time,omitempty"`
+	// fieldsType is the format of fieldsV1.
+	// +optional
+	FieldsType string `json:"fieldsType,omitempty"`
+	// fieldsV1 is the set of fields written.
+	// +optional
+	FieldsV1 *runtime.RawExtension `json:"fieldsV1,omitempty"`
+	// subresource the write went to.
+	// +optional
+	Subresource string `json:"subresource,omitempty"`
 }
 
 // KThreesControlPlaneTemplateResourceSpec is KThreesControlPlaneSpec less the fields
@@ -57,6 +184,8 @@ type KThreesControlPlaneTemplateResourceSpec struct {
 
 // KThreesControlPlaneTemplateMachineTemplate is the machine template of a
 // KThreesControlPlaneTemplate; the infrastructure reference comes from the ClusterClass.
+// The fields next to spec are cluster-api-k3s's older shape, kept so that its
+// manifests are neither refused nor pruned.
 type KThreesControlPlaneTemplateMachineTemplate struct {
 	// metadata is given to each Machine.
 	// +optional
@@ -65,6 +194,34 @@ type KThreesControlPlaneTemplateMachineTemplate struct {
 	// spec holds the Machines' deletion timeouts and readiness gates.
 	// +optional
 	Spec KThreesControlPlaneTemplateMachineTemplateSpec `json:"spec,omitempty,omitzero"`
+
+	// infrastructureRef is cluster-api-k3s's reference to an infrastructure template,
+	// which its schema required here.
+	//
+	// Deprecated: ignored. In a ClusterClass the servers' infrastructure template is
+	// the ClusterClass's spec.controlPlane.machineInfrastructure.templateRef, and
+	// Cluster API sets it on each control plane; the webhook warns when this is set.
+	// +optional
+	DeprecatedInfrastructureRef *DeprecatedObjectReference `json:"infrastructureRef,omitempty"`
+
+	// nodeDrainTimeout is cluster-api-k3s's drain timeout.
+	//
+	// Deprecated: use spec.deletion.nodeDrainTimeoutSeconds; the defaulting webhook
+	// moves it there.
+	// +optional
+	DeprecatedNodeDrainTimeout *metav1.Duration `json:"nodeDrainTimeout,omitempty"`
+
+	// nodeVolumeDetachTimeout is cluster-api-k3s's volume detach timeout.
+	//
+	// Deprecated: use spec.deletion.nodeVolumeDetachTimeoutSeconds.
+	// +optional
+	DeprecatedNodeVolumeDetachTimeout *metav1.Duration `json:"nodeVolumeDetachTimeout,omitempty"`
+
+	// nodeDeletionTimeout is cluster-api-k3s's node deletion timeout.
+	//
+	// Deprecated: use spec.deletion.nodeDeletionTimeoutSeconds.
+	// +optional
+	DeprecatedNodeDeletionTimeout *metav1.Duration `json:"nodeDeletionTimeout,omitempty"`
 }
 
 // KThreesControlPlaneTemplateMachineTemplateSpec is the templated part of machineTemplate.spec.

@@ -28,9 +28,11 @@ func (*KThreesConfig) Default(_ context.Context, c *bootstrapv1.KThreesConfig) e
 	return nil
 }
 
-// ValidateCreate rejects a spec that breaks a rule of ValidateSpec.
+// ValidateCreate rejects a spec that breaks a rule of ValidateSpec, and warns about
+// the fields it keeps but ignores (IgnoredFieldWarnings).
 func (*KThreesConfig) ValidateCreate(_ context.Context, c *bootstrapv1.KThreesConfig) (admission.Warnings, error) {
-	return nil, configInvalid(c.Name, validateSpec(&c.Spec, field.NewPath("spec")))
+	specPath := field.NewPath("spec")
+	return IgnoredFieldWarnings(&c.Spec, specPath), configInvalid(c.Name, validateSpec(&c.Spec, specPath))
 }
 
 // ValidateUpdate validates the new spec unless it is unchanged. An unchanged spec is
@@ -38,6 +40,8 @@ func (*KThreesConfig) ValidateCreate(_ context.Context, c *bootstrapv1.KThreesCo
 // was added) can still have its metadata updated (finalizers, owner references,
 // labels) by CAPI and by us; any spec change must produce a fully valid spec. The old
 // spec is defaulted first so that defaulting the new one is not mistaken for a change.
+// The warnings about ignored fields come with spec changes only, like the checks:
+// the controllers' metadata updates would only fill their logs with them.
 func (*KThreesConfig) ValidateUpdate(_ context.Context, oldC, newC *bootstrapv1.KThreesConfig) (admission.Warnings, error) {
 	oldSpec := oldC.Spec.DeepCopy()
 	DefaultSpec(oldSpec)
@@ -47,7 +51,7 @@ func (*KThreesConfig) ValidateUpdate(_ context.Context, oldC, newC *bootstrapv1.
 	specPath := field.NewPath("spec")
 	errs := validateSpec(&newC.Spec, specPath)
 	errs = append(errs, ValidateDatastoreChange(&oldSpec.ServerConfig, &newC.Spec.ServerConfig, specPath.Child("serverConfig"))...)
-	return nil, configInvalid(newC.Name, errs)
+	return IgnoredFieldWarnings(&newC.Spec, specPath), configInvalid(newC.Name, errs)
 }
 
 // ValidateDelete allows every deletion: the webhook is not registered for DELETE.

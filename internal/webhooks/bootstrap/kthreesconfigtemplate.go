@@ -3,6 +3,7 @@ package bootstrap
 import (
 	"context"
 
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -34,18 +35,21 @@ func (*KThreesConfigTemplate) Default(_ context.Context, t *bootstrapv1.KThreesC
 	return nil
 }
 
-// ValidateCreate applies KThreesConfig's rules to spec.template.spec, and checks the
-// labels and annotations that will be copied onto the configs.
+// ValidateCreate applies KThreesConfig's rules to spec.template.spec, checks the
+// labels and annotations that will be copied onto the configs, and warns about the
+// fields kept but ignored.
 func (*KThreesConfigTemplate) ValidateCreate(_ context.Context, t *bootstrapv1.KThreesConfigTemplate) (admission.Warnings, error) {
-	errs := validateSpec(&t.Spec.Template.Spec, field.NewPath("spec", "template", "spec"))
+	specPath := field.NewPath("spec", "template", "spec")
+	errs := validateSpec(&t.Spec.Template.Spec, specPath)
 	errs = append(errs, t.Spec.Template.ObjectMeta.Validate(field.NewPath("spec", "template", "metadata"))...)
-	return nil, templateInvalid(t.Name, errs)
+	return IgnoredFieldWarnings(&t.Spec.Template.Spec, specPath), templateInvalid(t.Name, errs)
 }
 
 // ValidateUpdate rejects any change of spec.template.spec, except in Cluster API's
 // topology dry runs (see webhookutil.ValidateTemplateSpecUpdate). Metadata, including
 // spec.template.metadata, stays editable; spec.template.metadata is validated when it
-// changes.
+// changes. Ignored fields are warned about when spec.template.spec changes (a topology
+// dry run, or an edit that is then refused).
 func (*KThreesConfigTemplate) ValidateUpdate(ctx context.Context, oldT, newT *bootstrapv1.KThreesConfigTemplate) (admission.Warnings, error) {
 	// Defaulting the old spec first keeps a template stored before this webhook (with
 	// "1.31.4" rather than "v1.31.4") editable in its metadata: the mutating webhook
@@ -56,8 +60,12 @@ func (*KThreesConfigTemplate) ValidateUpdate(ctx context.Context, oldT, newT *bo
 	if err != nil {
 		return nil, err
 	}
+	var warnings admission.Warnings
+	if !apiequality.Semantic.DeepEqual(*oldSpec, newT.Spec.Template.Spec) {
+		warnings = IgnoredFieldWarnings(&newT.Spec.Template.Spec, field.NewPath("spec", "template", "spec"))
+	}
 	errs = append(errs, webhookutil.ValidateTemplateMetadataUpdate(&oldT.Spec.Template.ObjectMeta, &newT.Spec.Template.ObjectMeta)...)
-	return nil, templateInvalid(newT.Name, errs)
+	return warnings, templateInvalid(newT.Name, errs)
 }
 
 // ValidateDelete allows every deletion: the webhook is not registered for DELETE.

@@ -15,6 +15,29 @@ import (
 	bootstrapwebhooks "github.com/capk3s/capk3s/internal/webhooks/bootstrap"
 )
 
+// defaultControlPlane defaults the spec of the control plane whose metadata is meta:
+// defaultSpec, after dropping what Cluster API's topology copied from a
+// KThreesControlPlaneTemplate but the template ignores (see dropTopologyCopiedRef).
+func defaultControlPlane(spec *controlplanev1.KThreesControlPlaneSpec, meta metav1.Object) {
+	dropTopologyCopiedRef(&spec.MachineTemplate, meta.GetLabels())
+	defaultSpec(spec, meta.GetNamespace())
+}
+
+// dropTopologyCopiedRef removes the cluster-api-k3s machineTemplate.infrastructureRef
+// from a control plane that Cluster API's topology made, once the topology has set
+// machineTemplate.spec.infrastructureRef. The topology copies a template's spec
+// whole, so a KThreesControlPlaneTemplate written for cluster-api-k3s (whose schema
+// required that reference) hands it on; in a ClusterClass the template's reference is
+// ignored, with a warning on the template, because the ClusterClass names the
+// infrastructure template. Kept on the control plane, it would conflict with the one
+// the topology set, and every such cluster would be refused. The user's value stays
+// on the template.
+func dropTopologyCopiedRef(mt *controlplanev1.KThreesControlPlaneMachineTemplate, labels map[string]string) {
+	if _, fromTopology := labels[clusterv1.ClusterTopologyOwnedLabel]; fromTopology && mt.Spec.InfrastructureRef.IsDefined() {
+		*deprecatedRef(mt) = nil
+	}
+}
+
 // defaultSpec fills a KThreesControlPlaneSpec in place and moves cluster-api-k3s's
 // deprecated machine-template fields to their v1beta2 places. namespace is the
 // control plane's own: a deprecated reference may only be moved if it points there.
@@ -57,7 +80,10 @@ func defaultRolloutStrategy(rs *controlplanev1.RolloutStrategy) *controlplanev1.
 // machineTemplate.spec. A deprecated field is cleared only when its value now lives in
 // the new field: moved into an unset one, or equal to what is already there. Anything
 // that cannot be moved without loss (another namespace, an unparsable apiVersion, a
-// negative duration, a conflict) stays, and validation rejects it by name.
+// negative duration, a conflict) stays, and validation rejects it by name. A
+// reference with a uid, resourceVersion or fieldPath, which the new one cannot hold,
+// is moved but stays as written too, so that nothing the user set is lost; the
+// validating webhook warns that those parts are ignored.
 func convertDeprecatedMachineTemplate(mt *controlplanev1.KThreesControlPlaneMachineTemplate, namespace string) {
 	if old := deprecatedRef(mt); *old != nil {
 		current := &mt.Spec.InfrastructureRef
@@ -72,7 +98,7 @@ func convertDeprecatedMachineTemplate(mt *controlplanev1.KThreesControlPlaneMach
 		if ok && !current.IsDefined() {
 			*current = ref
 		}
-		if ok && *current == ref {
+		if ok && *current == ref && !hasIgnoredRefParts(*old) {
 			*old = nil
 		}
 	}
@@ -95,6 +121,12 @@ func convertibleRef(old *controlplanev1.DeprecatedObjectReference, namespace str
 		return clusterv1.ContractVersionedObjectReference{}, false
 	}
 	return clusterv1.ContractVersionedObjectReference{APIGroup: gv.Group, Kind: old.Kind, Name: old.Name}, true
+}
+
+// hasIgnoredRefParts says a cluster-api-k3s reference carries what a v1beta2
+// reference has no place for.
+func hasIgnoredRefParts(r *controlplanev1.DeprecatedObjectReference) bool {
+	return r.UID != "" || r.ResourceVersion != "" || r.FieldPath != ""
 }
 
 // convertDeprecatedTimeout moves a duration into a whole-seconds field; see
@@ -133,10 +165,19 @@ func durationSeconds(d time.Duration) (int32, bool) {
 }
 
 // defaultTemplateSpec defaults a template's spec like the bootstrap template webhook
-// does: only the embedded KThreesConfigSpec. Replicas, version and the rollout
-// strategy are left to the KThreesControlPlane webhook: the first two come from the
-// Cluster's topology, and a default stored in the template would only be copied onto
-// the control plane, where it is applied anyway.
+// does the embedded KThreesConfigSpec, and moves cluster-api-k3s's machine-template
+// durations to machineTemplate.spec.deletion as the control plane's are moved (those
+// that cannot be moved stay for validation to explain). Replicas, version and the
+// rollout strategy are left to the KThreesControlPlane webhook: the first two come
+// from the Cluster's topology, and a default stored in the template would only be
+// copied onto the control plane, where it is applied anyway. The deprecated
+// infrastructureRef is left as written: it has no home in a template (see
+// dropTopologyCopiedRef).
 func defaultTemplateSpec(spec *controlplanev1.KThreesControlPlaneTemplateResourceSpec) {
 	bootstrapwebhooks.DefaultSpec(&spec.KThreesConfigSpec)
+	if spec.MachineTemplate != nil {
+		for _, t := range templateDeprecatedTimeouts(spec.MachineTemplate) {
+			convertDeprecatedTimeout(t.old, t.seconds)
+		}
+	}
 }

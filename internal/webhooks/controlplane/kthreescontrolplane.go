@@ -24,15 +24,17 @@ var (
 )
 
 // Default fills the spec and converts cluster-api-k3s's machine-template fields; see
-// defaultSpec.
+// defaultControlPlane.
 func (*KThreesControlPlane) Default(_ context.Context, cp *controlplanev1.KThreesControlPlane) error {
-	defaultSpec(&cp.Spec, cp.Namespace)
+	defaultControlPlane(&cp.Spec, cp)
 	return nil
 }
 
-// ValidateCreate rejects a spec that breaks a rule of validateSpec.
+// ValidateCreate rejects a spec that breaks a rule of validateSpec, and warns about
+// the fields kept for cluster-api-k3s but ignored (controlPlaneWarnings).
 func (*KThreesControlPlane) ValidateCreate(_ context.Context, cp *controlplanev1.KThreesControlPlane) (admission.Warnings, error) {
-	return nil, controlPlaneInvalid(cp.Name, validateSpec(&cp.Spec, cp.Namespace, field.NewPath("spec")))
+	specPath := field.NewPath("spec")
+	return controlPlaneWarnings(&cp.Spec, specPath), controlPlaneInvalid(cp.Name, validateSpec(&cp.Spec, cp.Namespace, specPath))
 }
 
 // ValidateUpdate validates a changed spec as on creation, plus the rules about the
@@ -43,10 +45,10 @@ func (*KThreesControlPlane) ValidateCreate(_ context.Context, cp *controlplanev1
 // webhook (or before a rule was added) keeps its metadata editable: finalizers, owner
 // references and labels are written by CAPI and by the controller. The old spec is
 // defaulted first so that the defaulting just applied to the new one is not mistaken
-// for a change.
+// for a change. The warnings come with spec changes only, like the checks.
 func (*KThreesControlPlane) ValidateUpdate(_ context.Context, oldCP, newCP *controlplanev1.KThreesControlPlane) (admission.Warnings, error) {
 	oldSpec := oldCP.Spec.DeepCopy()
-	defaultSpec(oldSpec, oldCP.Namespace)
+	defaultControlPlane(oldSpec, oldCP)
 	if apiequality.Semantic.DeepEqual(*oldSpec, newCP.Spec) {
 		return nil, nil
 	}
@@ -56,7 +58,7 @@ func (*KThreesControlPlane) ValidateUpdate(_ context.Context, oldCP, newCP *cont
 	errs = append(errs, validateImmutable(oldSpec, &newCP.Spec, specPath)...)
 	errs = append(errs, bootstrapwebhooks.ValidateDatastoreChange(&oldSpec.KThreesConfigSpec.ServerConfig,
 		&newCP.Spec.KThreesConfigSpec.ServerConfig, specPath.Child("kthreesConfigSpec", "serverConfig"))...)
-	return nil, controlPlaneInvalid(newCP.Name, errs)
+	return controlPlaneWarnings(&newCP.Spec, specPath), controlPlaneInvalid(newCP.Name, errs)
 }
 
 // ValidateDelete allows every deletion: the webhook is not registered for DELETE.

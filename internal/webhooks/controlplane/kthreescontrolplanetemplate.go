@@ -3,6 +3,7 @@ package controlplane
 import (
 	"context"
 
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -28,23 +29,26 @@ var (
 	_ admission.Validator[*controlplanev1.KThreesControlPlaneTemplate] = &KThreesControlPlaneTemplate{}
 )
 
-// Default normalizes the embedded KThreesConfigSpec; see defaultTemplateSpec.
+// Default normalizes the embedded KThreesConfigSpec and moves cluster-api-k3s's
+// machine-template durations; see defaultTemplateSpec.
 func (*KThreesControlPlaneTemplate) Default(_ context.Context, t *controlplanev1.KThreesControlPlaneTemplate) error {
 	defaultTemplateSpec(&t.Spec.Template.Spec)
 	return nil
 }
 
-// ValidateCreate applies the control plane's rules to spec.template.spec and checks
-// the labels and annotations that will be copied onto control planes and machines.
+// ValidateCreate applies the control plane's rules to spec.template.spec, checks the
+// labels and annotations that will be copied onto control planes and machines, and
+// warns about the fields kept for cluster-api-k3s but ignored (templateWarnings).
 func (*KThreesControlPlaneTemplate) ValidateCreate(_ context.Context, t *controlplanev1.KThreesControlPlaneTemplate) (admission.Warnings, error) {
 	errs := validateTemplateSpec(&t.Spec.Template.Spec, field.NewPath("spec", "template", "spec"))
-	errs = append(errs, t.Spec.Template.ObjectMeta.Validate(field.NewPath("spec", "template", "metadata"))...)
-	return nil, templateInvalid(t.Name, errs)
+	errs = append(errs, templateLabelsAndAnnotations(&t.Spec.Template.ObjectMeta).Validate(field.NewPath("spec", "template", "metadata"))...)
+	return templateWarnings(t), templateInvalid(t.Name, errs)
 }
 
 // ValidateUpdate rejects any change of spec.template.spec, except in Cluster API's
 // topology dry runs (see webhookutil.ValidateTemplateSpecUpdate); metadata, including
-// spec.template.metadata, stays editable and is validated when it changes.
+// spec.template.metadata, stays editable and is validated when it changes. The
+// warnings come when spec.template changes, not with every metadata update.
 func (*KThreesControlPlaneTemplate) ValidateUpdate(ctx context.Context, oldT, newT *controlplanev1.KThreesControlPlaneTemplate) (admission.Warnings, error) {
 	// Defaulting the old spec keeps a template stored before this webhook editable in
 	// its metadata: the mutating webhook has just defaulted the new one.
@@ -54,8 +58,14 @@ func (*KThreesControlPlaneTemplate) ValidateUpdate(ctx context.Context, oldT, ne
 	if err != nil {
 		return nil, err
 	}
-	errs = append(errs, webhookutil.ValidateTemplateMetadataUpdate(&oldT.Spec.Template.ObjectMeta, &newT.Spec.Template.ObjectMeta)...)
-	return nil, templateInvalid(newT.Name, errs)
+	var warnings admission.Warnings
+	if !apiequality.Semantic.DeepEqual(*oldSpec, newT.Spec.Template.Spec) ||
+		!apiequality.Semantic.DeepEqual(oldT.Spec.Template.ObjectMeta, newT.Spec.Template.ObjectMeta) {
+		warnings = templateWarnings(newT)
+	}
+	errs = append(errs, webhookutil.ValidateTemplateMetadataUpdate(templateLabelsAndAnnotations(&oldT.Spec.Template.ObjectMeta),
+		templateLabelsAndAnnotations(&newT.Spec.Template.ObjectMeta))...)
+	return warnings, templateInvalid(newT.Name, errs)
 }
 
 // ValidateDelete allows every deletion: the webhook is not registered for DELETE.

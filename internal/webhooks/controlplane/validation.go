@@ -147,7 +147,7 @@ func validateMachineTemplate(mt *controlplanev1.KThreesControlPlaneMachineTempla
 		// The new reference is missing because the old one could not be moved; saying
 		// so again under refPath would only repeat the errors above.
 		if !ref.IsDefined() && len(oldErrs) > 0 {
-			return append(errs, validateDeprecatedTimeouts(mt, fldPath)...)
+			return append(errs, validateDeprecatedTimeouts(deprecatedTimeouts(mt), fldPath)...)
 		}
 	}
 	if ref.APIGroup == "" {
@@ -162,7 +162,7 @@ func validateMachineTemplate(mt *controlplanev1.KThreesControlPlaneMachineTempla
 		errs = append(errs, field.Required(refPath.Child("name"),
 			"the name of the infrastructure machine template, in the control plane's namespace, is required"))
 	}
-	return append(errs, validateDeprecatedTimeouts(mt, fldPath)...)
+	return append(errs, validateDeprecatedTimeouts(deprecatedTimeouts(mt), fldPath)...)
 }
 
 // validateDeprecatedRef says why a cluster-api-k3s infrastructureRef could not be
@@ -193,12 +193,12 @@ func validateDeprecatedRef(old *controlplanev1.DeprecatedObjectReference, namesp
 	return errs
 }
 
-// validateDeprecatedTimeouts explains each cluster-api-k3s timeout that defaulting
-// could not move to machineTemplate.spec.deletion.
-func validateDeprecatedTimeouts(mt *controlplanev1.KThreesControlPlaneMachineTemplate, fldPath *field.Path) field.ErrorList {
+// validateDeprecatedTimeouts explains each cluster-api-k3s timeout of the machine
+// template at fldPath that defaulting could not move to its spec.deletion.
+func validateDeprecatedTimeouts(timeouts []deprecatedTimeout, fldPath *field.Path) field.ErrorList {
 	deletionPath := fldPath.Child("spec", "deletion")
 	var errs field.ErrorList
-	for _, t := range deprecatedTimeouts(mt) {
+	for _, t := range timeouts {
 		errs = append(errs, validateDeprecatedTimeout(*t.old, *t.seconds, fldPath.Child(t.oldName), deletionPath.Child(t.newName))...)
 	}
 	return errs
@@ -341,8 +341,10 @@ func describeSetting(v string) string {
 // apply without replicas and version, which the Cluster's topology sets.
 func validateTemplateSpec(spec *controlplanev1.KThreesControlPlaneTemplateResourceSpec, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	if spec.MachineTemplate != nil {
-		errs = append(errs, spec.MachineTemplate.ObjectMeta.Validate(fldPath.Child("machineTemplate", "metadata"))...)
+	if mt := spec.MachineTemplate; mt != nil {
+		mtPath := fldPath.Child("machineTemplate")
+		errs = append(errs, mt.ObjectMeta.Validate(mtPath.Child("metadata"))...)
+		errs = append(errs, validateDeprecatedTimeouts(templateDeprecatedTimeouts(mt), mtPath)...)
 	}
 	errs = append(errs, validateRolloutStrategy(spec.RolloutStrategy, nil, spec.KThreesConfigSpec.ServerConfig.Datastore != nil, fldPath.Child("rolloutStrategy"))...)
 	errs = append(errs, validateRemediationStrategy(spec.RemediationStrategy, fldPath.Child("remediationStrategy"))...)
