@@ -79,6 +79,9 @@ func TestUpToDateReason(t *testing.T) {
 	sameConfig := &bootstrapv1.KThreesConfig{Spec: *kcp.Spec.KThreesConfigSpec.DeepCopy()}
 	sameConfig.Spec.Version = "v1.31.4+k3s1" // set by defaulting on some configs; never compared
 	otherConfig := &bootstrapv1.KThreesConfig{Spec: bootstrapv1.KThreesConfigSpec{ServerConfig: bootstrapv1.KThreesServerConfig{DisableComponents: []string{"servicelb"}}}}
+	// cluster-api-k3s's etcd proxy image is ignored, so it differing is no reason to roll out.
+	withEtcdProxyImage := decisionKCP(3, nil)
+	withEtcdProxyImage.Spec.KThreesConfigSpec.ServerConfig.DeprecatedEtcdProxyImage = "registry.example.com/socat:1" //nolint:staticcheck // the ignored field is what is tested
 	withRolloutAfter := decisionKCP(3, nil)
 	withRolloutAfter.Spec.RolloutAfter = ptr.To(metav1.NewTime(t0.Add(-time.Hour)))
 	future := decisionKCP(3, nil)
@@ -102,6 +105,7 @@ func TestUpToDateReason(t *testing.T) {
 		{"older version", kcp, decisionMachine("a", time.Hour, withVersion("v1.30.8+k3s1")), serverObjects{}, "version v1.30.8+k3s1, want v1.31.4+k3s1"},
 		{"another k3s release of the same Kubernetes version", kcp, decisionMachine("a", time.Hour, withVersion("v1.31.4+k3s2")), serverObjects{}, "version v1.31.4+k3s2"},
 		{"config spec changed", kcp, decisionMachine("a", time.Hour), serverObjects{config: otherConfig}, "kthreesConfigSpec changed"},
+		{"only the ignored etcdProxyImage differs", withEtcdProxyImage, decisionMachine("a", time.Hour), serverObjects{config: sameConfig}, ""},
 		{"cloned from the current template", kcp, decisionMachine("a", time.Hour), serverObjects{infra: infraClonedFrom("DockerMachineTemplate.infrastructure.cluster.x-k8s.io", "v2")}, ""},
 		{"cloned from an older template", kcp, decisionMachine("a", time.Hour), serverObjects{infra: infraClonedFrom("DockerMachineTemplate.infrastructure.cluster.x-k8s.io", "v1")}, "infrastructure template DockerMachineTemplate.infrastructure.cluster.x-k8s.io/v1"},
 		{"adopted, no cloned-from annotations", kcp, decisionMachine("a", time.Hour), serverObjects{infra: &unstructured.Unstructured{}}, ""},

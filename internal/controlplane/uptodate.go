@@ -53,8 +53,9 @@ func upToDateReason(m *clusterv1.Machine, objs serverObjects, kcp *controlplanev
 
 // normalizedConfigSpec drops what desiredKThreesConfig leaves to the Machine (the
 // version) and what renders the same bootstrap data either way (format
-// cloud-config or unset). equality.Semantic already treats empty and nil lists alike, so a round
-// trip through the apiserver does not count as a change.
+// cloud-config or unset, and the ignored etcdProxyImage). equality.Semantic already
+// treats empty and nil lists alike, so a round trip through the apiserver does not
+// count as a change.
 func normalizedConfigSpec(spec bootstrapv1.KThreesConfigSpec) bootstrapv1.KThreesConfigSpec {
 	out := *spec.DeepCopy()
 	out.Version = ""
@@ -62,6 +63,9 @@ func normalizedConfigSpec(spec bootstrapv1.KThreesConfigSpec) bootstrapv1.KThree
 	if out.Format == bootstrapv1.CloudConfig {
 		out.Format = ""
 	}
+	// cluster-api-k3s's etcd proxy image is kept but never used: adding or removing
+	// it, as the admission warning suggests, must not replace every server.
+	out.ServerConfig.DeprecatedEtcdProxyImage = "" //nolint:staticcheck // clearing the ignored field is the point
 	return out
 }
 
