@@ -88,7 +88,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 
 // reconcile makes the data Secret once. Each step that is not done yet records why
 // in DataSecretAvailable and returns; a watch brings the config back when it changes.
-func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, config *bootstrapv1.KThreesConfig, owner *configOwner) error {
+func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, config *bootstrapv1.KThreesConfig, owner *configOwner) (reterr error) {
 	if ptr.Deref(config.Status.Initialization.DataSecretCreated, false) {
 		setCondition(config, bootstrapv1.DataSecretAvailableCondition, metav1.ConditionTrue, bootstrapv1.DataSecretAvailableReason, "")
 		return nil
@@ -102,7 +102,15 @@ func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, 
 		return nil
 	}
 
-	in, ready, err := r.inputs(ctx, cluster, config, owner)
+	// A Secret that could not be labelled for clusterctl move does not stop this pass;
+	// the failure is returned with its result (see userSecrets).
+	secrets := &userSecrets{Client: r.Client}
+	defer func() {
+		if err := secrets.labelErr(); err != nil {
+			reterr = errors.Join(reterr, err)
+		}
+	}()
+	in, ready, err := r.inputs(ctx, cluster, config, owner, secrets)
 	if err != nil || !ready {
 		return err
 	}

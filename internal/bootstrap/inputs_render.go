@@ -19,8 +19,9 @@ import (
 )
 
 // inputs gathers everything the renderer needs. ready is false, with the reason set
-// on the config, while something the machine depends on does not exist yet.
-func (r *Reconciler) inputs(ctx context.Context, cluster *clusterv1.Cluster, config *bootstrapv1.KThreesConfig, owner *configOwner) (in cloudinit.Input, ready bool, err error) {
+// on the config, while something the machine depends on does not exist yet. The
+// Secrets the spec names for the user are read through secrets.
+func (r *Reconciler) inputs(ctx context.Context, cluster *clusterv1.Cluster, config *bootstrapv1.KThreesConfig, owner *configOwner, secrets *userSecrets) (in cloudinit.Input, ready bool, err error) {
 	version := config.Spec.Version
 	if version == "" {
 		version = owner.version
@@ -46,7 +47,7 @@ func (r *Reconciler) inputs(ctx context.Context, cluster *clusterv1.Cluster, con
 		// Servers on an external datastore find the cluster there: no server URL, and
 		// no cluster-init on the first one (the renderer leaves it out).
 		var missing string
-		if in.Datastore, missing, err = datastoreValues(ctx, r.Client, config); err != nil || missing != "" {
+		if in.Datastore, missing, err = datastoreValues(ctx, secrets, config); err != nil || missing != "" {
 			if missing != "" {
 				waiting(config, bootstrapv1.WaitingForDatastoreSecretReason, missing)
 			}
@@ -79,10 +80,10 @@ func (r *Reconciler) inputs(ctx context.Context, cluster *clusterv1.Cluster, con
 
 	// Referenced Secrets the user has not created yet are retried with backoff: they
 	// are not watched, since any Secret could be one.
-	if in.Files, err = userFiles(ctx, r.Client, config); err != nil {
+	if in.Files, err = userFiles(ctx, secrets, config); err != nil {
 		return in, false, userInputFailed(config, err)
 	}
-	if in.RegistryCredentials, err = registryCredentials(ctx, r.Client, config); err != nil {
+	if in.RegistryCredentials, err = registryCredentials(ctx, secrets, config); err != nil {
 		return in, false, userInputFailed(config, err)
 	}
 	return in, true, nil
