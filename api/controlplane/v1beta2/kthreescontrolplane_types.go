@@ -114,20 +114,16 @@ type DeprecatedObjectReference struct {
 	// +optional
 	Namespace string `json:"namespace,omitempty"`
 
-	// uid of the referent.
-	//
-	// Deprecated: ignored. A v1beta2 reference names a template by group, kind and
-	// name only, and the template is found by them.
+	// uid of the referent. Ignored: a v1beta2 reference names a template by group,
+	// kind and name only, and the template is found by them.
 	// +optional
 	UID types.UID `json:"uid,omitempty"`
-	// resourceVersion of the referent.
-	//
-	// Deprecated: ignored. Cluster API always reads a template as it is now.
+	// resourceVersion of the referent. Ignored: Cluster API always reads a template
+	// as it is now.
 	// +optional
 	ResourceVersion string `json:"resourceVersion,omitempty"`
-	// fieldPath points into the referent.
-	//
-	// Deprecated: ignored. A machine template is always referred to as a whole.
+	// fieldPath points into the referent. Ignored: a machine template is always
+	// referred to as a whole.
 	// +optional
 	FieldPath string `json:"fieldPath,omitempty"`
 }
