@@ -12,6 +12,10 @@
 // Defaulting is deliberately minimal (see defaults.go): it only normalizes the
 // version, so that what a user wrote is what the renderer sees.
 //
+// cluster-api-k3s's serverConfig.etcdProxyImage is kept by the schema but ignored;
+// validation returns an admission warning that says so (warnings.go), rather than a
+// strict client failing on an unknown field or another client losing it silently.
+//
 // ValidateSpec and DefaultSpec are exported so the control-plane webhooks can apply
 // the same rules to the KThreesConfigSpec that KThreesControlPlane embeds.
 package bootstrap
