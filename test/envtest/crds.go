@@ -83,38 +83,58 @@ func capk3sCRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 }
 
 // setConversionWebhooks points every CRD of crds that serves more than one version at
-// the local webhook server's /convert, trusting envtest's serving CA, as the release
-// manifests point them at the manager's Service. controller-runtime's envtest does
-// this only for kinds whose Go types implement conversion.Hub and Convertible; ours
-// convert through converters registered with the webhook builder instead, so the
-// CRDs are set here. Single-version CRDs are left without conversion.
-func setConversionWebhooks(crds []*apiextensionsv1.CustomResourceDefinition, o envtest.WebhookInstallOptions) {
+// conversion (the local webhook server's /convert), as the release manifests point
+// them at the manager's Service. controller-runtime's envtest does this only for kinds
+// whose Go types implement conversion.Hub and Convertible; ours convert through
+// converters registered with the webhook builder instead, so the CRDs are set here.
+// Single-version CRDs are left without conversion.
+func setConversionWebhooks(crds []*apiextensionsv1.CustomResourceDefinition, conversion *apiextensionsv1.CustomResourceConversion) {
+	for _, crd := range crds {
+		if ServesVersions(crd) > 1 {
+			crd.Spec.Conversion = conversion.DeepCopy()
+		}
+	}
+}
+
+// ServesVersions counts the versions crd serves.
+func ServesVersions(crd *apiextensionsv1.CustomResourceDefinition) int {
+	served := 0
+	for _, v := range crd.Spec.Versions {
+		if v.Served {
+			served++
+		}
+	}
+	return served
+}
+
+// localConversion is webhook conversion through the local webhook server's /convert,
+// trusting envtest's serving CA.
+func localConversion(o envtest.WebhookInstallOptions) *apiextensionsv1.CustomResourceConversion {
 	host := o.LocalServingHostExternalName
 	if host == "" {
 		host = o.LocalServingHost
 	}
 	url := "https://" + net.JoinHostPort(host, strconv.Itoa(o.LocalServingPort)) + "/convert"
-	for _, crd := range crds {
-		served := 0
-		for _, v := range crd.Spec.Versions {
-			if v.Served {
-				served++
-			}
-		}
-		if served < 2 {
-			continue
-		}
-		crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{
-			Strategy: apiextensionsv1.WebhookConverter,
-			Webhook: &apiextensionsv1.WebhookConversion{
-				ConversionReviewVersions: []string{"v1"},
-				ClientConfig: &apiextensionsv1.WebhookClientConfig{
-					URL:      &url,
-					CABundle: o.LocalServingCAData,
-				},
+	return &apiextensionsv1.CustomResourceConversion{
+		Strategy: apiextensionsv1.WebhookConverter,
+		Webhook: &apiextensionsv1.WebhookConversion{
+			ConversionReviewVersions: []string{"v1"},
+			ClientConfig: &apiextensionsv1.WebhookClientConfig{
+				URL:      &url,
+				CABundle: o.LocalServingCAData,
 			},
-		}
+		},
 	}
+}
+
+// LocalConversion is the conversion setting that Start gave capk3s's CRDs that serve
+// more than one version (the local webhook server's /convert), for a test that
+// changed it to put it back; nil when the environment serves no webhooks.
+func (e *Environment) LocalConversion() *apiextensionsv1.CustomResourceConversion {
+	if len(e.env.WebhookInstallOptions.LocalServingCAData) == 0 {
+		return nil
+	}
+	return localConversion(e.env.WebhookInstallOptions)
 }
 
 // genericProviderCRDs are CAPI's generic infrastructure/bootstrap/control-plane test

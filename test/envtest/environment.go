@@ -25,6 +25,12 @@ type Options struct {
 	// capk3s that serve two versions then convert through that server's /convert, so
 	// the managers that serve them must register the converters (SetupWebhooks does).
 	Webhooks bool
+	// ServiceEndpointRouting makes the apiserver call a webhook given as a Service at
+	// one of the Service's EndpointSlice addresses rather than at its ClusterIP
+	// (--enable-aggregator-routing), so that a test can stand in for the Pod behind a
+	// Service, such as the webhook Service of installed release manifests, with an
+	// EndpointSlice pointing at a local server. Nothing routes ClusterIPs here.
+	ServiceEndpointRouting bool
 	// AfterRun, if set, runs after the package's tests and before the control plane
 	// stops: for what the tests started and no test stops, such as a shared manager's
 	// processes.
@@ -70,6 +76,9 @@ func Start(opts Options) (*Environment, error) {
 		CRDDirectoryPaths:     paths,
 		CRDs:                  genericProviderCRDs(),
 	}
+	if opts.ServiceEndpointRouting {
+		env.ControlPlane.GetAPIServer().Configure().Set("enable-aggregator-routing", "true")
+	}
 	if opts.Webhooks {
 		if env.WebhookInstallOptions.Paths, err = webhookPaths(); err != nil {
 			return nil, err
@@ -88,7 +97,7 @@ func Start(opts Options) (*Environment, error) {
 		// The webhook server's address and CA exist only once env.Start has prepared
 		// them, and env.Start would drop the conversion settings of kinds that are not
 		// convertible in controller-runtime's sense, so capk3s's CRDs go in now.
-		setConversionWebhooks(own, env.WebhookInstallOptions)
+		setConversionWebhooks(own, localConversion(env.WebhookInstallOptions))
 		if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{CRDs: own}); err != nil {
 			return nil, errors.Join(fmt.Errorf("installing capk3s's CRDs: %w", err), e.Stop())
 		}
