@@ -19,6 +19,9 @@ type installed struct {
 	prefix    string // the default kustomization's namePrefix
 	image     string // as buildRelease's REGISTRY and TAG make it
 	crds      []string
+	// converted are the CRDs that serve more than one version, and so convert through
+	// the provider's webhook.
+	converted []string
 	// allowed and denied are requests the manager's ServiceAccount must and must not
 	// be authorized for: least privilege, checked by the apiserver's RBAC authorizer.
 	allowed, denied []access
@@ -31,6 +34,7 @@ var providers = []installed{
 		prefix:    "capk3s-bootstrap-",
 		image:     "example.test/capk3s/capk3s-bootstrap-controller:v0.0.0-test",
 		crds:      []string{"kthreesconfigs.bootstrap.cluster.x-k8s.io", "kthreesconfigtemplates.bootstrap.cluster.x-k8s.io"},
+		converted: []string{"kthreesconfigs.bootstrap.cluster.x-k8s.io", "kthreesconfigtemplates.bootstrap.cluster.x-k8s.io"},
 		allowed: []access{
 			{verb: "patch", group: "bootstrap.cluster.x-k8s.io", resource: "kthreesconfigs", subresource: "status", namespace: "any"},
 			{verb: "create", resource: "secrets", namespace: "any"},
@@ -49,6 +53,7 @@ var providers = []installed{
 		prefix:    "capk3s-control-plane-",
 		image:     "example.test/capk3s/capk3s-control-plane-controller:v0.0.0-test",
 		crds:      []string{"kthreescontrolplanes.controlplane.cluster.x-k8s.io", "kthreescontrolplanetemplates.controlplane.cluster.x-k8s.io"},
+		converted: []string{"kthreescontrolplanes.controlplane.cluster.x-k8s.io"},
 		allowed: []access{
 			{verb: "create", group: "cluster.x-k8s.io", resource: "machines", namespace: "any"},
 			{verb: "create", group: "bootstrap.cluster.x-k8s.io", resource: "kthreesconfigs", namespace: "any"},
@@ -63,10 +68,14 @@ var providers = []installed{
 	},
 }
 
-// Every provider may hold its leader election Lease in its own namespace only, and may
-// check who calls its diagnostics endpoint.
+// Every provider may hold its leader election Lease in its own namespace only, may
+// check who calls its diagnostics endpoint, and may read CRDs (conversion looks up a
+// template kind's apiVersion in its CRD).
 var common = struct{ allowed, denied []access }{
 	allowed: []access{
+		{verb: "get", group: "apiextensions.k8s.io", resource: "customresourcedefinitions"},
+		{verb: "list", group: "apiextensions.k8s.io", resource: "customresourcedefinitions"},
+		{verb: "watch", group: "apiextensions.k8s.io", resource: "customresourcedefinitions"},
 		{verb: "create", group: "coordination.k8s.io", resource: "leases", namespace: "own"},
 		{verb: "update", group: "coordination.k8s.io", resource: "leases", namespace: "own"},
 		{verb: "create", group: "authentication.k8s.io", resource: "tokenreviews"},
@@ -74,6 +83,7 @@ var common = struct{ allowed, denied []access }{
 	},
 	denied: []access{
 		{verb: "create", group: "coordination.k8s.io", resource: "leases", namespace: "any"},
+		{verb: "update", group: "apiextensions.k8s.io", resource: "customresourcedefinitions"},
 	},
 }
 
@@ -85,8 +95,16 @@ func TestClusterctlInit(t *testing.T) {
 	installCertManagerAPI(t)
 	repo := newRepository(t, buildRelease(t))
 	// No Pod runs behind the installed webhook configurations; left in place they would
-	// refuse every later write of the kinds they cover (failurePolicy Fail).
-	t.Cleanup(func() { removeInstalledWebhooks(t) })
+	// refuse every later write of the kinds they cover (failurePolicy Fail). The CRDs
+	// stay, converting again through envtest's local webhook server.
+	t.Cleanup(func() {
+		removeInstalledWebhooks(t)
+		restoreLocalConversion(t)
+	})
+	// clusterctl merges its CRDs into the ones envtest installed, and a merge of its
+	// Service reference into envtest's URL is no valid conversion setting: the CRDs
+	// start from the generated ones' (no conversion), as they would in a new cluster.
+	setConversion(t, nil)
 
 	components, err := repo.client.Init(ctx, clusterctl.InitOptions{
 		Kubeconfig:            repo.kubeconfig,
@@ -118,6 +136,7 @@ func TestClusterctlInit(t *testing.T) {
 			checkInventory(t, p, repo.version)
 		})
 	}
+	t.Run("v1beta1 through the installed conversion webhooks", checkConversionServed)
 	for _, p := range providers {
 		t.Run(p.label+" manager runs with its RBAC", func(t *testing.T) {
 			t.Parallel()

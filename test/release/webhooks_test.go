@@ -14,7 +14,8 @@ import (
 // checkWebhooks follows the chain that makes a provider's webhooks reachable in a
 // real cluster: each webhook names the provider's Service; the Certificate is valid
 // for that Service's DNS name; cert-manager is told to inject that Certificate's CA;
-// and the manager mounts the Secret the Certificate is written to.
+// and the manager mounts the Secret the Certificate is written to. The CRDs that serve
+// v1beta1 convert through the same Service, with the same CA.
 func checkWebhooks(t *testing.T, p installed) {
 	t.Helper()
 	ctx := context.Background()
@@ -78,4 +79,5 @@ func checkWebhooks(t *testing.T, p installed) {
 	if secret == "" || mounted != secret {
 		t.Errorf("the manager mounts Secret %q, the Certificate is written to %q", mounted, secret)
 	}
+	checkConversionWebhooks(t, p, svc, injectFrom)
 }
