@@ -1,12 +1,15 @@
 package conversion
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1" //nolint:staticcheck // the v1beta1 contract types of the v1beta1 API served for cluster-api-k3s users
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -175,5 +178,35 @@ func TestOldConfigStatusGoesOnceTheControllerWritesItsOwn(t *testing.T) {
 	}
 	if now.Status.FailureReason != "" || now.Status.FailureMessage != "" || !now.Status.Ready || now.Status.ObservedGeneration != 7 {
 		t.Errorf("status after the controller's write = %+v, want v1beta2's alone", now.Status)
+	}
+}
+
+// Without the template's CRD the apiVersion's version is unknown; the conversion
+// still succeeds (the apiserver converts every stored object for its v1beta1 watch
+// cache) and the group survives the way back.
+func TestUnknownTemplateVersionKeepsTheGroup(t *testing.T) {
+	SetAPIVersionGetter(func(context.Context, schema.GroupKind) (string, error) {
+		return "", errors.New("no CRD")
+	})
+	t.Cleanup(func() { SetAPIVersionGetter(testAPIVersion) })
+	hub := &controlplanev1.KThreesControlPlane{Spec: controlplanev1.KThreesControlPlaneSpec{
+		MachineTemplate: controlplanev1.KThreesControlPlaneMachineTemplate{Spec: controlplanev1.KThreesControlPlaneMachineTemplateSpec{
+			InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: "infrastructure.cluster.x-k8s.io", Kind: "AWSMachineTemplate", Name: "cp"},
+		}},
+	}}
+	old := &controlplanev1beta1.KThreesControlPlane{}
+	if err := ConvertKThreesControlPlaneHubToV1Beta1(t.Context(), hub, old); err != nil {
+		t.Fatal(err)
+	}
+	if got := old.Spec.InfrastructureTemplate.APIVersion; got != "infrastructure.cluster.x-k8s.io/" {
+		t.Errorf("apiVersion = %q, want the group with an empty version", got)
+	}
+	delete(old.Annotations, hubDataAnnotation)
+	back := &controlplanev1.KThreesControlPlane{}
+	if err := ConvertKThreesControlPlaneV1Beta1ToHub(t.Context(), old, back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Spec.MachineTemplate.Spec.InfrastructureRef != hub.Spec.MachineTemplate.Spec.InfrastructureRef {
+		t.Errorf("reference back = %+v, want %+v", back.Spec.MachineTemplate.Spec.InfrastructureRef, hub.Spec.MachineTemplate.Spec.InfrastructureRef)
 	}
 }

@@ -156,9 +156,14 @@ func controlPlaneSpecToV1Beta1(ctx context.Context, in *controlplanev1.KThreesCo
 	if !sameTemplate(out.InfrastructureTemplate, ref) {
 		out.InfrastructureTemplate = corev1.ObjectReference{}
 		if ref.IsDefined() {
+			// Without the template's CRD (not installed yet, or gone) the version is
+			// unknown. The apiserver converts every stored object for its v1beta1
+			// watch cache, asked or not, so failing here would fail that cache over
+			// and over; "group/" keeps the group, converts back to the same v1beta2
+			// reference, and says the version is not known.
 			apiVersion, err := lookupAPIVersion(ctx, schema.GroupKind{Group: ref.APIGroup, Kind: ref.Kind})
 			if err != nil {
-				return fmt.Errorf("converting spec.machineTemplate.spec.infrastructureRef to v1beta1: %w", err)
+				apiVersion = ref.APIGroup + "/"
 			}
 			// No namespace: the template is always in the control plane's, and
 			// manifests written for cluster-api-k3s leave it out.
