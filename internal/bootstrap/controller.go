@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+	"github.com/capk3s/capk3s/internal/staleconditions"
 )
 
 // +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io,resources=kthreesconfigs;kthreesconfigs/status,verbs=get;list;watch;update;patch
@@ -63,6 +64,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	log = log.WithValues("Cluster", client.ObjectKeyFromObject(cluster))
 	ctx = ctrl.LoggerInto(ctx, log)
 
+	// Before any status write: one condition left by other software makes them all invalid.
+	if err := staleconditions.Drop(ctx, r.Client, config, ownedConditions); err != nil {
+		return ctrl.Result{}, err
+	}
 	if isPaused, requeue, err := paused.EnsurePausedCondition(ctx, r.Client, cluster, config); err != nil || isPaused || requeue {
 		return ctrl.Result{}, err
 	}

@@ -24,7 +24,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/staleconditions"
 	"github.com/capk3s/capk3s/internal/token"
+	controlplanewebhooks "github.com/capk3s/capk3s/internal/webhooks/controlplane"
 )
 
 // +kubebuilder:rbac:groups=controlplane.cluster.x-k8s.io,resources=kthreescontrolplanes;kthreescontrolplanes/status;kthreescontrolplanes/finalizers,verbs=get;list;watch;update;patch
@@ -138,6 +140,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	log = log.WithValues("Cluster", client.ObjectKeyFromObject(cluster))
 	ctx = ctrl.LoggerInto(ctx, log)
 
+	// Before any status write: one condition left by other software makes them all invalid.
+	if err := staleconditions.Drop(ctx, r.Client, kcp, ownedConditions); err != nil {
+		return ctrl.Result{}, err
+	}
 	if isPaused, requeue, err := paused.EnsurePausedCondition(ctx, r.Client, cluster, kcp); err != nil || isPaused || requeue {
 		return ctrl.Result{}, err
 	}
@@ -146,6 +152,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("creating patch helper: %w", err)
 	}
+	// A control plane stored by cluster-api-k3s never went through the defaulting
+	// webhook: its machine template may still be in the old shape. The deferred
+	// patch stores it moved.
+	controlplanewebhooks.MoveDeprecatedMachineTemplate(&kcp.Spec.MachineTemplate, kcp.Namespace)
 	var seen observed
 	defer func() {
 		setStatus(cluster, kcp, seen)

@@ -3,6 +3,7 @@ package conversion
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -200,13 +201,19 @@ func sameTemplate(old corev1.ObjectReference, ref clusterv1.ContractVersionedObj
 	return err == nil && gv.Group == ref.APIGroup && old.APIVersion != ""
 }
 
-// durationToSeconds is v1beta2's whole seconds for a v1beta1 duration, rounded down
-// as Cluster API's own conversion does.
+// durationToSeconds is v1beta2's whole seconds for a v1beta1 duration, rounded up as
+// the defaulting webhook moves cluster-api-k3s's durations, so that a timeout never
+// ends earlier than the one written; held to what int32 seconds can say. The exact
+// duration is kept for v1beta1 readers whenever this loses anything.
 func durationToSeconds(d *metav1.Duration) *int32 {
 	if d == nil {
 		return nil
 	}
-	return ptr.To(int32(d.Seconds()))
+	s := d.Duration / time.Second // toward zero: up for a negative duration
+	if d.Duration%time.Second > 0 {
+		s++
+	}
+	return ptr.To(int32(min(max(s, math.MinInt32), math.MaxInt32)))
 }
 
 // controlPlaneStatusToHub converts what the v1beta1 control-plane status shares with

@@ -9,11 +9,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 	simv1 "github.com/capk3s/capk3s/test/sim/api/v1beta2"
 )
 
-// dump logs the conditions of the scenario's Machines, KThreesConfigs and
-// SimMachines, so that a failed wait says where things stand.
+// dump logs the conditions of the scenario's Machines, KThreesConfigs, control plane
+// and SimMachines, so that a failed wait says where things stand.
 func (s *scenario) dump() {
 	var b strings.Builder
 	lists := []struct {
@@ -32,6 +33,13 @@ func (s *scenario) dump() {
 			out := map[string][]metav1.Condition{}
 			for _, o := range l.(*bootstrapv1.KThreesConfigList).Items {
 				out[fmt.Sprintf("%s (labels %v, owners %d)", o.Name, o.Labels, len(o.OwnerReferences))] = o.Status.Conditions
+			}
+			return out
+		}},
+		{"KThreesControlPlane", &controlplanev1.KThreesControlPlaneList{}, func(l client.ObjectList) map[string][]metav1.Condition {
+			out := map[string][]metav1.Condition{}
+			for _, o := range l.(*controlplanev1.KThreesControlPlaneList).Items {
+				out[o.Name] = o.Status.Conditions
 			}
 			return out
 		}},

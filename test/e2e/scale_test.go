@@ -4,30 +4,9 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/utils/ptr"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 )
-
-// TestScaleOutNonHAToHA: a single server grows to three etcd members, the first one
-// kept.
-func TestScaleOutNonHAToHA(t *testing.T) {
-	s := newScenario(t, 1, 0)
-	s.create()
-	s.waitServers(1, oldVersion)
-	first := s.serverNames()
-
-	s.patchKCP(func(kcp *controlplanev1.KThreesControlPlane) { kcp.Spec.Replicas = ptr.To[int32](3) })
-	s.waitServers(3, oldVersion)
-
-	if now := s.serverNames(); !now.IsSuperset(first) {
-		t.Errorf("scaling out replaced the first server: had %v, now %v", sets.List(first), sets.List(now))
-	}
-	if n := len(s.nodes()); n != 3 {
-		t.Errorf("workload cluster has %d Nodes, want 3", n)
-	}
-	s.token.check(t)
-}
 
 // TestHARollingUpgrade: a version bump replaces every server, one at a time, without
 // losing etcd quorum (the simulator fails the wait at once if it does) and without
