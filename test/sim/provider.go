@@ -28,6 +28,12 @@ type Provider struct {
 	Client client.Client
 	// Dir holds the workload clusters' files; "" is the system's temporary directory.
 	Dir string
+	// KeepRunning leaves the workload clusters running when a manager the Provider is
+	// set up with stops; the caller ends them with Stop. With it, the Provider can be
+	// set up again on another manager (once the first has stopped, and with Client set
+	// to the new manager's) and carries on with the same workload clusters: a test of
+	// clusterctl move hands the infrastructure to the target management cluster so.
+	KeepRunning bool
 
 	mu       sync.Mutex
 	clusters map[client.ObjectKey]*workloadCluster
@@ -40,13 +46,15 @@ type Provider struct {
 }
 
 // SetupWithManager registers the SimCluster and SimMachine reconcilers, and stops every
-// workload cluster when the manager stops.
+// workload cluster when the manager stops (unless KeepRunning).
 func (p *Provider) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
-	p.clusters = map[client.ObjectKey]*workloadCluster{}
-	p.simClusters = map[client.ObjectKey]client.ObjectKey{}
-	p.reserved = map[client.ObjectKey]net.Listener{}
-	// Buffered: a change only asks for a status refresh, and one pending is enough.
-	p.changes = make(chan event.GenericEvent, 1024)
+	if !p.KeepRunning || p.clusters == nil {
+		p.clusters = map[client.ObjectKey]*workloadCluster{}
+		p.simClusters = map[client.ObjectKey]client.ObjectKey{}
+		p.reserved = map[client.ObjectKey]net.Listener{}
+		// Buffered: a change only asks for a status refresh, and one pending is enough.
+		p.changes = make(chan event.GenericEvent, 1024)
+	}
 
 	if err := ctrl.NewControllerManagedBy(mgr).Named("simcluster").
 		For(&simv1.SimCluster{}).
@@ -62,6 +70,9 @@ func (p *Provider) SetupWithManager(mgr ctrl.Manager, opts controller.Options) e
 			util.MachineToInfrastructureMapFunc(simv1.GroupVersion.WithKind("SimMachine")))).
 		Complete(&machineReconciler{p: p}); err != nil {
 		return fmt.Errorf("SimMachine controller: %w", err)
+	}
+	if p.KeepRunning {
+		return nil
 	}
 	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		<-ctx.Done()
