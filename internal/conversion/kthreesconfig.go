@@ -26,34 +26,17 @@ func ConvertKThreesConfigV1Beta1ToHub(_ context.Context, src *bootstrapv1beta1.K
 	if err != nil {
 		return err
 	}
-	if ok, err := hub.restore("spec", src.Spec, &dst.Spec); err != nil {
+	if err := convertPart(hub, "spec", &src.Spec, &dst.Spec, true, infallible(configSpecToHub)); err != nil {
 		return err
-	} else if !ok {
-		dst.Spec = bootstrapv1.KThreesConfigSpec{}
-		if err := hub.base("spec", &dst.Spec); err != nil {
-			return err
-		}
-		configSpecToHub(&src.Spec, &dst.Spec)
 	}
-	if ok, err := hub.restore("status", src.Status, &dst.Status); err != nil {
+	if err := convertPart(hub, "status", &src.Status, &dst.Status, true, infallible(configStatusToHub)); err != nil {
 		return err
-	} else if !ok {
-		dst.Status = bootstrapv1.KThreesConfigStatus{}
-		if err := hub.base("status", &dst.Status); err != nil {
-			return err
-		}
-		configStatusToHub(&src.Status, &dst.Status)
 	}
-
 	old := kept{}
-	var spec bootstrapv1beta1.KThreesConfigSpec
-	configSpecToV1Beta1(&dst.Spec, &spec)
-	if err := old.keepUnless("spec", src.Spec, dst.Spec, spec); err != nil {
+	if err := keepPart(old, "spec", &src.Spec, &dst.Spec, infallible(configSpecToV1Beta1)); err != nil {
 		return err
 	}
-	var status bootstrapv1beta1.KThreesConfigStatus
-	configStatusToV1Beta1(&dst.Status, &status)
-	if err := old.keepUnless("status", src.Status, dst.Status, status); err != nil {
+	if err := keepPart(old, "status", &src.Status, &dst.Status, infallible(configStatusToV1Beta1)); err != nil {
 		return err
 	}
 	return old.write(dst, v1beta1DataAnnotation)
@@ -66,31 +49,17 @@ func ConvertKThreesConfigHubToV1Beta1(_ context.Context, src *bootstrapv1.KThree
 	if err != nil {
 		return err
 	}
-	if ok, err := old.restore("spec", src.Spec, &dst.Spec); err != nil {
+	if err := convertPart(old, "spec", &src.Spec, &dst.Spec, true, infallible(configSpecToV1Beta1)); err != nil {
 		return err
-	} else if !ok {
-		dst.Spec = bootstrapv1beta1.KThreesConfigSpec{}
-		if err := old.base("spec", &dst.Spec); err != nil {
-			return err
-		}
-		configSpecToV1Beta1(&src.Spec, &dst.Spec)
 	}
-	if ok, err := old.restore("status", src.Status, &dst.Status); err != nil {
+	if err := convertPart(old, "status", &src.Status, &dst.Status, false, infallible(configStatusToV1Beta1)); err != nil {
 		return err
-	} else if !ok {
-		dst.Status = bootstrapv1beta1.KThreesConfigStatus{}
-		configStatusToV1Beta1(&src.Status, &dst.Status)
 	}
-
 	hub := kept{}
-	var spec bootstrapv1.KThreesConfigSpec
-	configSpecToHub(&dst.Spec, &spec)
-	if err := hub.keepUnless("spec", src.Spec, dst.Spec, spec); err != nil {
+	if err := keepPart(hub, "spec", &src.Spec, &dst.Spec, infallible(configSpecToHub)); err != nil {
 		return err
 	}
-	var status bootstrapv1.KThreesConfigStatus
-	configStatusToHub(&dst.Status, &status)
-	if err := hub.keepUnless("status", src.Status, dst.Status, status); err != nil {
+	if err := keepPart(hub, "status", &src.Status, &dst.Status, infallible(configStatusToHub)); err != nil {
 		return err
 	}
 	return hub.write(dst, hubDataAnnotation)
@@ -118,6 +87,16 @@ func configStatusToV1Beta1(in *bootstrapv1.KThreesConfigStatus, out *bootstrapv1
 	out.Ready = ptr.Deref(in.Initialization.DataSecretCreated, false)
 }
 
+// templateSpecToHub and templateSpecToV1Beta1 convert a template's spec: its
+// KThreesConfigSpec; the v1beta2 template's metadata, which v1beta1 lacks, is kept.
+func templateSpecToHub(in *bootstrapv1beta1.KThreesConfigTemplateSpec, out *bootstrapv1.KThreesConfigTemplateSpec) {
+	configSpecToHub(&in.Template.Spec, &out.Template.Spec)
+}
+
+func templateSpecToV1Beta1(in *bootstrapv1.KThreesConfigTemplateSpec, out *bootstrapv1beta1.KThreesConfigTemplateSpec) {
+	configSpecToV1Beta1(&in.Template.Spec, &out.Template.Spec)
+}
+
 // ConvertKThreesConfigTemplateV1Beta1ToHub converts a v1beta1 KThreesConfigTemplate to v1beta2.
 func ConvertKThreesConfigTemplateV1Beta1ToHub(_ context.Context, src *bootstrapv1beta1.KThreesConfigTemplate, dst *bootstrapv1.KThreesConfigTemplate) error {
 	dst.ObjectMeta = *src.ObjectMeta.DeepCopy()
@@ -125,45 +104,28 @@ func ConvertKThreesConfigTemplateV1Beta1ToHub(_ context.Context, src *bootstrapv
 	if err != nil {
 		return err
 	}
-	if ok, err := hub.restore("spec", src.Spec, &dst.Spec); err != nil {
+	if err := convertPart(hub, "spec", &src.Spec, &dst.Spec, true, infallible(templateSpecToHub)); err != nil {
 		return err
-	} else if !ok {
-		dst.Spec = bootstrapv1.KThreesConfigTemplateSpec{}
-		if err := hub.base("spec", &dst.Spec); err != nil {
-			return err
-		}
-		configSpecToHub(&src.Spec.Template.Spec, &dst.Spec.Template.Spec)
 	}
 	old := kept{}
-	var spec bootstrapv1beta1.KThreesConfigTemplateSpec
-	configSpecToV1Beta1(&dst.Spec.Template.Spec, &spec.Template.Spec)
-	if err := old.keepUnless("spec", src.Spec, dst.Spec, spec); err != nil {
+	if err := keepPart(old, "spec", &src.Spec, &dst.Spec, infallible(templateSpecToV1Beta1)); err != nil {
 		return err
 	}
 	return old.write(dst, v1beta1DataAnnotation)
 }
 
-// ConvertKThreesConfigTemplateHubToV1Beta1 converts a v1beta2 KThreesConfigTemplate to
-// v1beta1; the template's metadata, which v1beta1 lacks, is kept.
+// ConvertKThreesConfigTemplateHubToV1Beta1 converts a v1beta2 KThreesConfigTemplate to v1beta1.
 func ConvertKThreesConfigTemplateHubToV1Beta1(_ context.Context, src *bootstrapv1.KThreesConfigTemplate, dst *bootstrapv1beta1.KThreesConfigTemplate) error {
 	dst.ObjectMeta = *src.ObjectMeta.DeepCopy()
 	old, err := takeKept(dst, v1beta1DataAnnotation)
 	if err != nil {
 		return err
 	}
-	if ok, err := old.restore("spec", src.Spec, &dst.Spec); err != nil {
+	if err := convertPart(old, "spec", &src.Spec, &dst.Spec, true, infallible(templateSpecToV1Beta1)); err != nil {
 		return err
-	} else if !ok {
-		dst.Spec = bootstrapv1beta1.KThreesConfigTemplateSpec{}
-		if err := old.base("spec", &dst.Spec); err != nil {
-			return err
-		}
-		configSpecToV1Beta1(&src.Spec.Template.Spec, &dst.Spec.Template.Spec)
 	}
 	hub := kept{}
-	var spec bootstrapv1.KThreesConfigTemplateSpec
-	configSpecToHub(&dst.Spec.Template.Spec, &spec.Template.Spec)
-	if err := hub.keepUnless("spec", src.Spec, dst.Spec, spec); err != nil {
+	if err := keepPart(hub, "spec", &src.Spec, &dst.Spec, infallible(templateSpecToHub)); err != nil {
 		return err
 	}
 	return hub.write(dst, hubDataAnnotation)

@@ -18,48 +18,27 @@ import (
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 )
 
-// ConvertKThreesControlPlaneV1Beta1ToHub converts a v1beta1 KThreesControlPlane to v1beta2.
+// ConvertKThreesControlPlaneV1Beta1ToHub converts a v1beta1 KThreesControlPlane to
+// v1beta2, in the steps kthreesconfig.go describes.
 func ConvertKThreesControlPlaneV1Beta1ToHub(ctx context.Context, src *controlplanev1beta1.KThreesControlPlane, dst *controlplanev1.KThreesControlPlane) error {
 	dst.ObjectMeta = *src.ObjectMeta.DeepCopy()
 	hub, err := takeKept(dst, hubDataAnnotation)
 	if err != nil {
 		return err
 	}
-	if ok, err := hub.restore("spec", src.Spec, &dst.Spec); err != nil {
+	if err := convertPart(hub, "spec", &src.Spec, &dst.Spec, true, controlPlaneSpecToHub); err != nil {
 		return err
-	} else if !ok {
-		dst.Spec = controlplanev1.KThreesControlPlaneSpec{}
-		if err := hub.base("spec", &dst.Spec); err != nil {
-			return err
-		}
-		if err := controlPlaneSpecToHub(&src.Spec, &dst.Spec); err != nil {
-			return err
-		}
 	}
-	if ok, err := hub.restore("status", src.Status, &dst.Status); err != nil {
+	if err := convertPart(hub, "status", &src.Status, &dst.Status, true, infallible(controlPlaneStatusToHub)); err != nil {
 		return err
-	} else if !ok {
-		dst.Status = controlplanev1.KThreesControlPlaneStatus{}
-		if err := hub.base("status", &dst.Status); err != nil {
-			return err
-		}
-		controlPlaneStatusToHub(&src.Status, &dst.Status)
 	}
-
-	// What converting back would give, to keep only what it would lose. The
-	// template's apiVersion is the one thing looked up; when it cannot be, the
+	// Converting back looks the template's apiVersion up; should that fail, the
 	// v1beta1 spec is kept, which is never wrong.
 	old := kept{}
-	back := controlplanev1beta1.KThreesControlPlaneSpec{}
-	if err := controlPlaneSpecToV1Beta1(ctx, &dst.Spec, &back); err != nil {
-		back = controlplanev1beta1.KThreesControlPlaneSpec{}
-	}
-	if err := old.keepUnless("spec", src.Spec, dst.Spec, back); err != nil {
+	if err := keepPart(old, "spec", &src.Spec, &dst.Spec, specToV1Beta1(ctx)); err != nil {
 		return err
 	}
-	var status controlplanev1beta1.KThreesControlPlaneStatus
-	controlPlaneStatusToV1Beta1(&dst.Status, &status)
-	if err := old.keepUnless("status", src.Status, dst.Status, status); err != nil {
+	if err := keepPart(old, "status", &src.Status, &dst.Status, infallible(controlPlaneStatusToV1Beta1)); err != nil {
 		return err
 	}
 	return old.write(dst, v1beta1DataAnnotation)
@@ -72,40 +51,29 @@ func ConvertKThreesControlPlaneHubToV1Beta1(ctx context.Context, src *controlpla
 	if err != nil {
 		return err
 	}
-	if ok, err := old.restore("spec", src.Spec, &dst.Spec); err != nil {
+	if err := convertPart(old, "spec", &src.Spec, &dst.Spec, true, specToV1Beta1(ctx)); err != nil {
 		return err
-	} else if !ok {
-		dst.Spec = controlplanev1beta1.KThreesControlPlaneSpec{}
-		if err := old.base("spec", &dst.Spec); err != nil {
-			return err
-		}
-		if err := controlPlaneSpecToV1Beta1(ctx, &src.Spec, &dst.Spec); err != nil {
-			return err
-		}
 	}
-	if ok, err := old.restore("status", src.Status, &dst.Status); err != nil {
+	if err := convertPart(old, "status", &src.Status, &dst.Status, false, infallible(controlPlaneStatusToV1Beta1)); err != nil {
 		return err
-	} else if !ok {
-		dst.Status = controlplanev1beta1.KThreesControlPlaneStatus{}
-		controlPlaneStatusToV1Beta1(&src.Status, &dst.Status)
 	}
-
-	hub := kept{}
-	// A kept v1beta1 spec whose apiVersion does not parse converts to nothing here,
+	// A kept v1beta1 spec whose apiVersion does not parse does not convert back,
 	// which only means the v1beta2 spec is kept too.
-	var spec controlplanev1.KThreesControlPlaneSpec
-	if err := controlPlaneSpecToHub(&dst.Spec, &spec); err != nil {
-		spec = controlplanev1.KThreesControlPlaneSpec{}
-	}
-	if err := hub.keepUnless("spec", src.Spec, dst.Spec, spec); err != nil {
+	hub := kept{}
+	if err := keepPart(hub, "spec", &src.Spec, &dst.Spec, controlPlaneSpecToHub); err != nil {
 		return err
 	}
-	var status controlplanev1.KThreesControlPlaneStatus
-	controlPlaneStatusToHub(&dst.Status, &status)
-	if err := hub.keepUnless("status", src.Status, dst.Status, status); err != nil {
+	if err := keepPart(hub, "status", &src.Status, &dst.Status, infallible(controlPlaneStatusToHub)); err != nil {
 		return err
 	}
 	return hub.write(dst, hubDataAnnotation)
+}
+
+// specToV1Beta1 is controlPlaneSpecToV1Beta1 for convertPart and keepPart.
+func specToV1Beta1(ctx context.Context) func(*controlplanev1.KThreesControlPlaneSpec, *controlplanev1beta1.KThreesControlPlaneSpec) error {
+	return func(in *controlplanev1.KThreesControlPlaneSpec, out *controlplanev1beta1.KThreesControlPlaneSpec) error {
+		return controlPlaneSpecToV1Beta1(ctx, in, out)
+	}
 }
 
 // controlPlaneSpecToHub writes the v1beta1 spec's fields over out. A bad apiVersion

@@ -130,3 +130,39 @@ func (k kept) write(obj metav1.Object, key string) error {
 	obj.SetAnnotations(annotations)
 	return nil
 }
+
+// convertPart is the first two steps for one part (see kthreesconfig.go): from as it
+// was kept whole, while unchanged since; otherwise from converted over a base, the
+// kept part when withBase, else nothing.
+func convertPart[F, T any](k kept, name string, from *F, to *T, withBase bool, convert func(*F, *T) error) error {
+	if ok, err := k.restore(name, *from, to); err != nil || ok {
+		return err
+	}
+	var zero T
+	*to = zero
+	if withBase {
+		if err := k.base(name, to); err != nil {
+			return err
+		}
+	}
+	return convert(from, to)
+}
+
+// keepPart is the last step for one part: from is kept against result unless
+// converting result back gives it. A result that cannot be converted back keeps from.
+func keepPart[F, T any](k kept, name string, from *F, result *T, back func(*T, *F) error) error {
+	var again F
+	if err := back(result, &again); err != nil {
+		var zero F
+		again = zero
+	}
+	return k.keepUnless(name, *from, *result, again)
+}
+
+// infallible adapts a conversion that cannot fail to convertPart and keepPart.
+func infallible[F, T any](f func(*F, *T)) func(*F, *T) error {
+	return func(from *F, to *T) error {
+		f(from, to)
+		return nil
+	}
+}
