@@ -240,10 +240,13 @@ func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, 
 	// A remediation that acted (or waits for its retry period) is this pass's one
 	// operation; otherwise scaling goes on, which also creates a remediated server's
 	// replacement.
-	if done, result, err := r.reconcileRemediation(ctx, cluster, kcp, seen); err != nil || done {
+	// A remediation that waits without holding scaling (a health check to look again)
+	// still asks to be woken when the wait ends: no watch would.
+	done, result, err := r.reconcileRemediation(ctx, cluster, kcp, seen)
+	if err != nil || done {
 		return result, err
 	}
-	return ctrl.Result{}, r.reconcileReplicas(ctx, cluster, kcp, tokenAvailable, seen)
+	return result, r.reconcileReplicas(ctx, cluster, kcp, tokenAvailable, seen)
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }

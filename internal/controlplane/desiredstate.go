@@ -88,6 +88,9 @@ func desiredMachine(kcp *controlplanev1.KThreesControlPlane, cluster *clusterv1.
 func desiredKThreesConfig(kcp *controlplanev1.KThreesControlPlane, cluster *clusterv1.Cluster, name string) *bootstrapv1.KThreesConfig {
 	spec := *kcp.Spec.KThreesConfigSpec.DeepCopy()
 	spec.Version = ""
+	// Ignored, and warned about once on the control plane: copied onto each server's
+	// config it would draw the same warning on every server this controller creates.
+	spec.ServerConfig.DeprecatedEtcdProxyImage = "" //nolint:staticcheck // clearing the ignored field is the point
 	return &bootstrapv1.KThreesConfig{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace:       cluster.Namespace,

@@ -185,8 +185,9 @@ func decideRemediation(kcp *controlplanev1.KThreesControlPlane, machines collect
 		}
 		if left := retry.Timestamp.Add(strategy.RetryPeriod.Duration).Sub(now); left > 0 {
 			d = refuse(remediationWaitingForRetryPeriodReason,
-				"waiting for retryPeriod %s since the remediation of Machine %s at %s (%s left)",
-				strategy.RetryPeriod.Duration, retry.Machine, retry.Timestamp.UTC().Format(time.RFC3339), left.Round(time.Second))
+				"waiting for retryPeriod %s since the remediation of Machine %s at %s (until %s)",
+				strategy.RetryPeriod.Duration, retry.Machine, retry.Timestamp.UTC().Format(time.RFC3339),
+				retry.Timestamp.Add(strategy.RetryPeriod.Duration).UTC().Format(time.RFC3339))
 			d.wait = left
 			return d
 		}

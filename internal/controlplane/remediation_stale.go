@@ -50,7 +50,10 @@ func staleMark(m *clusterv1.Machine, nodes workload.Nodes, now time.Time) (marke
 		}
 		markedAt, readyAt = mark.LastTransitionTime.Time, c.LastTransitionTime.Time
 		recheck = readyAt.Add(healthCheckRecheckGrace).Sub(now)
-		return markedAt, readyAt, recheck, readyAt.After(markedAt) && recheck > 0
+		// The Node's time is its kubelet's clock. One running ahead would make the
+		// wait longer than the grace, for ever with a clock far enough off: a Ready
+		// time in the future holds nothing.
+		return markedAt, readyAt, recheck, readyAt.After(markedAt) && recheck > 0 && recheck <= healthCheckRecheckGrace
 	}
 	return time.Time{}, time.Time{}, 0, false
 }
@@ -68,8 +71,10 @@ func splitStaleMarks(unhealthy collections.Machines, nodes workload.Nodes, now t
 		}
 		if message == "" || left < recheck {
 			recheck = left
-			message = fmt.Sprintf("Not remediating unhealthy Machine %s: its node became Ready at %s, after the MachineHealthCheck marked it unhealthy at %s; waiting up to %s for the health check to look again",
-				m.Name, readyAt.UTC().Format(time.RFC3339), markedAt.UTC().Format(time.RFC3339), left.Round(time.Second))
+			// The deadline, not the time left: a message that changed on every pass
+			// would make every pass write the status.
+			message = fmt.Sprintf("Not remediating unhealthy Machine %s: its node became Ready at %s, after the MachineHealthCheck marked it unhealthy at %s; waiting until %s for the health check to look again",
+				m.Name, readyAt.UTC().Format(time.RFC3339), markedAt.UTC().Format(time.RFC3339), now.Add(left).UTC().Format(time.RFC3339))
 		}
 	}
 	return current, message, recheck

@@ -206,8 +206,16 @@ func TestDecideRemediation(t *testing.T) {
 				{name: "b", age: 2 * time.Hour, unhealthy: true, ready: true, markedAgo: 2 * time.Minute, readyAgo: 30 * time.Second},
 				healthy("c", time.Hour)},
 			wantReason:  remediationWaitingForHealthCheckReason,
-			wantMessage: "its node became Ready at 2025-03-01T11:59:30Z, after the MachineHealthCheck marked it unhealthy at 2025-03-01T11:58:00Z",
+			wantMessage: "its node became Ready at 2025-03-01T11:59:30Z, after the MachineHealthCheck marked it unhealthy at 2025-03-01T11:58:00Z; waiting until 2025-03-01T12:01:30Z",
 			wantRecheck: healthCheckRecheckGrace - 30*time.Second,
+		},
+		{
+			name: "a node Ready time ahead of this clock holds nothing",
+			kcp:  remediationKCP(true, 3, nil),
+			servers: []remServer{healthy("a", 3*time.Hour),
+				{name: "b", age: 2 * time.Hour, unhealthy: true, ready: true, markedAgo: 2 * time.Minute, readyAgo: -time.Hour},
+				healthy("c", time.Hour)},
+			wantVictim: "b", wantReason: remediatingReason,
 		},
 		{
 			name: "a stale mark is passed over for a current one",
@@ -563,6 +571,35 @@ func TestReconcileRemediationDeletesAnUnhealthyServer(t *testing.T) {
 
 // A retry inside retryPeriod holds scaling back and asks to be woken when the period
 // ends: no watch would report that.
+// A mark older than its server's recovery does not hold scaling, but asks to be woken
+// when its grace ends: no watch would, since the health check leaves a mark it keeps
+// unchanged.
+func TestReconcileRemediationAsksToLookAgainAfterAStaleMark(t *testing.T) {
+	kcp := remediationKCP(true, 3, nil)
+	seen := &observed{}
+	seen.machines, seen.nodes = observe(t, []remServer{{name: "a", ready: true}, {name: "c", ready: true},
+		{name: "b", unhealthy: true, ready: true, markedAgo: time.Hour, readyAgo: time.Minute}})
+	now := time.Now()
+	for _, m := range seen.machines {
+		if c := conditions.Get(m, clusterv1.MachineHealthCheckSucceededCondition); c != nil {
+			c.LastTransitionTime = metav1.NewTime(now.Add(-time.Hour))
+			conditions.Set(m, *c)
+		}
+	}
+	seen.nodes["b"].Status.Conditions[0].LastTransitionTime = metav1.NewTime(now.Add(-time.Minute))
+
+	done, result, err := (&Reconciler{}).reconcileRemediation(context.Background(), nil, kcp, seen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done || result.RequeueAfter <= 50*time.Second || result.RequeueAfter > healthCheckRecheckGrace-time.Minute {
+		t.Errorf("done, RequeueAfter = %v, %s; want false, about 1m", done, result.RequeueAfter)
+	}
+	if c := conditions.Get(kcp, remediatingCondition); c == nil || c.Reason != remediationWaitingForHealthCheckReason {
+		t.Errorf("Remediating = %+v, want reason %s", c, remediationWaitingForHealthCheckReason)
+	}
+}
+
 func TestReconcileRemediationWaitsForRetryPeriod(t *testing.T) {
 	kcp := remediationKCP(true, 3, &controlplanev1.RemediationStrategy{RetryPeriod: metav1.Duration{Duration: 10 * time.Minute}})
 	seen := &observed{}

@@ -61,7 +61,13 @@ func APIVersionFromCRDs(c client.Reader) APIVersionGetter {
 		if err := c.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
 			return "", fmt.Errorf("reading CRD %s for the apiVersion of %s: %w", name, gk.Kind, err)
 		}
-		v, err := newestContractVersion(crd.GetLabels()[clusterv1.GroupVersion.String()])
+		// The v1beta2 contract's label first; a provider still on the v1beta1
+		// contract has only that one.
+		label, ok := crd.GetLabels()[clusterv1.GroupVersion.String()]
+		if !ok {
+			label = crd.GetLabels()[clusterv1.GroupVersion.Group+"/v1beta1"]
+		}
+		v, err := newestContractVersion(label)
 		if err != nil {
 			return "", fmt.Errorf("CRD %s: %w", name, err)
 		}
@@ -72,7 +78,7 @@ func APIVersionFromCRDs(c client.Reader) APIVersionGetter {
 // newestContractVersion picks the newest of a contract label's versions ("v1beta1_v1beta2").
 func newestContractVersion(label string) (string, error) {
 	if label == "" {
-		return "", fmt.Errorf("no %s contract label", clusterv1.GroupVersion.String())
+		return "", fmt.Errorf("no %s (or v1beta1) contract label", clusterv1.GroupVersion.String())
 	}
 	versions := strings.Split(label, "_")
 	sort.Slice(versions, func(i, j int) bool {

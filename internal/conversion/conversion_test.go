@@ -210,3 +210,68 @@ func TestUnknownTemplateVersionKeepsTheGroup(t *testing.T) {
 		t.Errorf("reference back = %+v, want %+v", back.Spec.MachineTemplate.Spec.InfrastructureRef, hub.Spec.MachineTemplate.Spec.InfrastructureRef)
 	}
 }
+
+// A control plane cluster-api-k3s stored, whose machine template the controller has
+// not moved yet (it is paused, say), shows its own reference at v1beta1, and converts
+// back up without inventing the moved fields.
+func TestNotYetMovedControlPlaneShowsItsOldReference(t *testing.T) {
+	SetAPIVersionGetter(testAPIVersion)
+	old := &controlplanev1.DeprecatedObjectReference{APIVersion: "infrastructure.cluster.x-k8s.io/v1beta1", Kind: "VSphereMachineTemplate", Name: "cp", Namespace: "ns"}
+	hub := &controlplanev1.KThreesControlPlane{Spec: controlplanev1.KThreesControlPlaneSpec{Version: "v1.30.6+k3s1",
+		MachineTemplate: controlplanev1.KThreesControlPlaneMachineTemplate{
+			DeprecatedInfrastructureRef: old, DeprecatedNodeDrainTimeout: &metav1.Duration{Duration: 90 * time.Second}, //nolint:staticcheck // the old fields are what is tested
+		}}}
+	v1 := &controlplanev1beta1.KThreesControlPlane{}
+	if err := ConvertKThreesControlPlaneHubToV1Beta1(t.Context(), hub.DeepCopy(), v1); err != nil {
+		t.Fatal(err)
+	}
+	want := corev1.ObjectReference{APIVersion: old.APIVersion, Kind: old.Kind, Name: old.Name, Namespace: old.Namespace}
+	if v1.Spec.InfrastructureTemplate != want || v1.Spec.NodeDrainTimeout == nil || v1.Spec.NodeDrainTimeout.Duration != 90*time.Second {
+		t.Errorf("v1beta1 spec = %+v, want the old reference and 90s", v1.Spec)
+	}
+	v1.Spec.Version = "v1.31.4+k3s1"
+	back := &controlplanev1.KThreesControlPlane{}
+	if err := ConvertKThreesControlPlaneV1Beta1ToHub(t.Context(), v1, back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Spec.MachineTemplate.Spec.InfrastructureRef.IsDefined() || back.Spec.MachineTemplate.Spec.Deletion.NodeDrainTimeoutSeconds != nil {
+		t.Errorf("converting up moved the old fields itself: %+v", back.Spec.MachineTemplate.Spec)
+	}
+	if back.Spec.Version != "v1.31.4+k3s1" || *back.Spec.MachineTemplate.DeprecatedInfrastructureRef != *old { //nolint:staticcheck // the old fields are what is tested
+		t.Errorf("edit or old reference lost: version %q, reference %+v", back.Spec.Version, back.Spec.MachineTemplate.DeprecatedInfrastructureRef) //nolint:staticcheck // the old fields are what is tested
+	}
+}
+
+// Damaged kept data on a stored object must not fail the conversion down, which the
+// apiserver runs on every write of the object.
+func TestUnreadableKeptDataIsIgnoredGoingDown(t *testing.T) {
+	SetAPIVersionGetter(testAPIVersion)
+	hub := &bootstrapv1.KThreesConfig{ObjectMeta: metav1.ObjectMeta{
+		Annotations: map[string]string{v1beta1DataAnnotation: "{not json"}}}
+	hub.Spec.Version = "v1.31.4+k3s1"
+	v1 := &bootstrapv1beta1.KThreesConfig{}
+	if err := ConvertKThreesConfigHubToV1Beta1(t.Context(), hub, v1); err != nil {
+		t.Fatalf("converting down with damaged kept data: %v", err)
+	}
+	if v1.Spec.Version != "v1.31.4+k3s1" {
+		t.Errorf("spec not converted: %+v", v1.Spec)
+	}
+	if _, ok := v1.Annotations[v1beta1DataAnnotation]; ok {
+		t.Error("the damaged annotation was handed to the v1beta1 object")
+	}
+}
+
+// bootstrapData, an inline copy of the bootstrap data with the join token in it, is
+// never copied into an annotation.
+func TestBootstrapDataIsNotKept(t *testing.T) {
+	old := &bootstrapv1beta1.KThreesConfig{Status: bootstrapv1beta1.KThreesConfigStatus{
+		BootstrapData: []byte("#cloud-config token: K10secret"), FailureReason: "x"}}
+	hub := &bootstrapv1.KThreesConfig{}
+	if err := ConvertKThreesConfigV1Beta1ToHub(t.Context(), old, hub); err != nil {
+		t.Fatal(err)
+	}
+	v := hub.Annotations[v1beta1DataAnnotation]
+	if !strings.Contains(v, `"status"`) || strings.Contains(v, "bootstrapData") || strings.Contains(v, "I2Nsb3Vk") {
+		t.Errorf("kept v1beta1 status = %s, want it without bootstrapData", v)
+	}
+}

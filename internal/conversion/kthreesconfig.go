@@ -36,19 +36,20 @@ func ConvertKThreesConfigV1Beta1ToHub(_ context.Context, src *bootstrapv1beta1.K
 	if err := keepPart(old, "spec", &src.Spec, &dst.Spec, infallible(configSpecToV1Beta1)); err != nil {
 		return err
 	}
-	if err := keepPart(old, "status", &src.Status, &dst.Status, infallible(configStatusToV1Beta1)); err != nil {
+	// bootstrapData, an obsolete inline copy of the bootstrap data (the join token in
+	// it), is not kept: an annotation can be read with metadata access alone.
+	status := *src.Status.DeepCopy()
+	status.BootstrapData = nil
+	if err := keepPart(old, "status", &status, &dst.Status, infallible(configStatusToV1Beta1)); err != nil {
 		return err
 	}
 	return old.write(dst, v1beta1DataAnnotation)
 }
 
 // ConvertKThreesConfigHubToV1Beta1 converts a v1beta2 KThreesConfig to v1beta1.
-func ConvertKThreesConfigHubToV1Beta1(_ context.Context, src *bootstrapv1.KThreesConfig, dst *bootstrapv1beta1.KThreesConfig) error {
+func ConvertKThreesConfigHubToV1Beta1(ctx context.Context, src *bootstrapv1.KThreesConfig, dst *bootstrapv1beta1.KThreesConfig) error {
 	dst.ObjectMeta = *src.ObjectMeta.DeepCopy()
-	old, err := takeKept(dst, v1beta1DataAnnotation)
-	if err != nil {
-		return err
-	}
+	old := takeKeptOrNothing(ctx, dst, v1beta1DataAnnotation)
 	if err := convertPart(old, "spec", &src.Spec, &dst.Spec, true, infallible(configSpecToV1Beta1)); err != nil {
 		return err
 	}
@@ -66,9 +67,9 @@ func ConvertKThreesConfigHubToV1Beta1(_ context.Context, src *bootstrapv1.KThree
 }
 
 // configStatusToHub converts what the v1beta1 bootstrap contract's status shares
-// with v1beta2's. Its conditions (with severity), failureReason, failureMessage and
-// bootstrapData have no v1beta2 home: they are kept, and dropped once the
-// controller writes a status of its own.
+// with v1beta2's. Its conditions (with severity), failureReason and failureMessage
+// have no v1beta2 home: they are kept, and dropped once the controller writes a
+// status of its own. bootstrapData is dropped (see ConvertKThreesConfigV1Beta1ToHub).
 func configStatusToHub(in *bootstrapv1beta1.KThreesConfigStatus, out *bootstrapv1.KThreesConfigStatus) {
 	out.DataSecretName = ptr.Deref(in.DataSecretName, "")
 	out.ObservedGeneration = in.ObservedGeneration
@@ -115,12 +116,9 @@ func ConvertKThreesConfigTemplateV1Beta1ToHub(_ context.Context, src *bootstrapv
 }
 
 // ConvertKThreesConfigTemplateHubToV1Beta1 converts a v1beta2 KThreesConfigTemplate to v1beta1.
-func ConvertKThreesConfigTemplateHubToV1Beta1(_ context.Context, src *bootstrapv1.KThreesConfigTemplate, dst *bootstrapv1beta1.KThreesConfigTemplate) error {
+func ConvertKThreesConfigTemplateHubToV1Beta1(ctx context.Context, src *bootstrapv1.KThreesConfigTemplate, dst *bootstrapv1beta1.KThreesConfigTemplate) error {
 	dst.ObjectMeta = *src.ObjectMeta.DeepCopy()
-	old, err := takeKept(dst, v1beta1DataAnnotation)
-	if err != nil {
-		return err
-	}
+	old := takeKeptOrNothing(ctx, dst, v1beta1DataAnnotation)
 	if err := convertPart(old, "spec", &src.Spec, &dst.Spec, true, infallible(templateSpecToV1Beta1)); err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1" //nolint:staticcheck // the v1beta1 contract types of the v1beta1 API served for cluster-api-k3s users
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	controlplanev1beta1 "github.com/capk3s/capk3s/api/controlplane/v1beta1"
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
@@ -47,10 +48,7 @@ func ConvertKThreesControlPlaneV1Beta1ToHub(ctx context.Context, src *controlpla
 // ConvertKThreesControlPlaneHubToV1Beta1 converts a v1beta2 KThreesControlPlane to v1beta1.
 func ConvertKThreesControlPlaneHubToV1Beta1(ctx context.Context, src *controlplanev1.KThreesControlPlane, dst *controlplanev1beta1.KThreesControlPlane) error {
 	dst.ObjectMeta = *src.ObjectMeta.DeepCopy()
-	old, err := takeKept(dst, v1beta1DataAnnotation)
-	if err != nil {
-		return err
-	}
+	old := takeKeptOrNothing(ctx, dst, v1beta1DataAnnotation)
 	if err := convertPart(old, "spec", &src.Spec, &dst.Spec, true, specToV1Beta1(ctx)); err != nil {
 		return err
 	}
@@ -85,18 +83,31 @@ func controlPlaneSpecToHub(in *controlplanev1beta1.KThreesControlPlaneSpec, out 
 		out.Replicas = ptr.To(*in.Replicas)
 	}
 	out.Version = in.Version
-	ref := &out.MachineTemplate.Spec.InfrastructureRef
-	*ref = clusterv1.ContractVersionedObjectReference{Kind: in.InfrastructureTemplate.Kind, Name: in.InfrastructureTemplate.Name}
-	if in.InfrastructureTemplate.APIVersion != "" {
-		gv, err := schema.ParseGroupVersion(in.InfrastructureTemplate.APIVersion)
-		if err != nil {
-			return fmt.Errorf("spec.infrastructureTemplate.apiVersion %q: %w", in.InfrastructureTemplate.APIVersion, err)
+	// Over a control plane still in cluster-api-k3s's shape (the reference and the
+	// drain timeout in machineTemplate's old fields, as down-conversion showed them),
+	// what v1beta1 says unchanged stays there: moving it is the controller's and the
+	// defaulting webhook's job, which they do with the namespace check.
+	mt := &out.MachineTemplate
+	if old := mt.DeprecatedInfrastructureRef; mt.Spec.InfrastructureRef.IsDefined() || old == nil || //nolint:staticcheck // see above
+		*old != (controlplanev1.DeprecatedObjectReference{APIVersion: in.InfrastructureTemplate.APIVersion, Kind: in.InfrastructureTemplate.Kind,
+			Name: in.InfrastructureTemplate.Name, Namespace: in.InfrastructureTemplate.Namespace, UID: in.InfrastructureTemplate.UID,
+			ResourceVersion: in.InfrastructureTemplate.ResourceVersion, FieldPath: in.InfrastructureTemplate.FieldPath}) {
+		ref := &mt.Spec.InfrastructureRef
+		*ref = clusterv1.ContractVersionedObjectReference{Kind: in.InfrastructureTemplate.Kind, Name: in.InfrastructureTemplate.Name}
+		if in.InfrastructureTemplate.APIVersion != "" {
+			gv, err := schema.ParseGroupVersion(in.InfrastructureTemplate.APIVersion)
+			if err != nil {
+				return fmt.Errorf("spec.infrastructureTemplate.apiVersion %q: %w", in.InfrastructureTemplate.APIVersion, err)
+			}
+			ref.APIGroup = gv.Group
 		}
-		ref.APIGroup = gv.Group
 	}
 	configSpecToHub(&in.KThreesConfigSpec, &out.KThreesConfigSpec)
 	out.RolloutAfter = in.UpgradeAfter.DeepCopy()
-	out.MachineTemplate.Spec.Deletion.NodeDrainTimeoutSeconds = durationToSeconds(in.NodeDrainTimeout)
+	if old := mt.DeprecatedNodeDrainTimeout; mt.Spec.Deletion.NodeDrainTimeoutSeconds != nil || old == nil || //nolint:staticcheck // see above
+		in.NodeDrainTimeout == nil || old.Duration != in.NodeDrainTimeout.Duration {
+		mt.Spec.Deletion.NodeDrainTimeoutSeconds = durationToSeconds(in.NodeDrainTimeout)
+	}
 	out.MachineTemplate.ObjectMeta = clusterv1.ObjectMeta{
 		Labels: in.MachineTemplate.ObjectMeta.Labels, Annotations: in.MachineTemplate.ObjectMeta.Annotations,
 	}
@@ -122,7 +133,12 @@ func controlPlaneSpecToV1Beta1(ctx context.Context, in *controlplanev1.KThreesCo
 	}
 	out.Version = in.Version
 	ref := in.MachineTemplate.Spec.InfrastructureRef
-	if !sameTemplate(out.InfrastructureTemplate, ref) {
+	if old := in.MachineTemplate.DeprecatedInfrastructureRef; !ref.IsDefined() && old != nil { //nolint:staticcheck // a control plane cluster-api-k3s stored, not moved yet
+		// Stored by cluster-api-k3s and not yet moved by the controller (paused,
+		// say): its own reference is the one to show.
+		out.InfrastructureTemplate = corev1.ObjectReference{APIVersion: old.APIVersion, Kind: old.Kind, Name: old.Name,
+			Namespace: old.Namespace, UID: old.UID, ResourceVersion: old.ResourceVersion, FieldPath: old.FieldPath}
+	} else if !sameTemplate(out.InfrastructureTemplate, ref) {
 		out.InfrastructureTemplate = corev1.ObjectReference{}
 		if ref.IsDefined() {
 			// Without the template's CRD (not installed yet, or gone) the version is
@@ -132,6 +148,7 @@ func controlPlaneSpecToV1Beta1(ctx context.Context, in *controlplanev1.KThreesCo
 			// reference, and says the version is not known.
 			apiVersion, err := lookupAPIVersion(ctx, schema.GroupKind{Group: ref.APIGroup, Kind: ref.Kind})
 			if err != nil {
+				ctrl.LoggerFrom(ctx).V(2).Info("No apiVersion for the infrastructure template; showing its group alone", "group", ref.APIGroup, "kind", ref.Kind, "reason", err.Error())
 				apiVersion = ref.APIGroup + "/"
 			}
 			// No namespace: the template is always in the control plane's, and
@@ -141,7 +158,9 @@ func controlPlaneSpecToV1Beta1(ctx context.Context, in *controlplanev1.KThreesCo
 	}
 	configSpecToV1Beta1(&in.KThreesConfigSpec, &out.KThreesConfigSpec)
 	out.UpgradeAfter = in.RolloutAfter.DeepCopy()
-	if seconds := in.MachineTemplate.Spec.Deletion.NodeDrainTimeoutSeconds; !ptr.Equal(durationToSeconds(out.NodeDrainTimeout), seconds) {
+	if seconds := in.MachineTemplate.Spec.Deletion.NodeDrainTimeoutSeconds; seconds == nil && in.MachineTemplate.DeprecatedNodeDrainTimeout != nil { //nolint:staticcheck // as for the reference above
+		out.NodeDrainTimeout = in.MachineTemplate.DeprecatedNodeDrainTimeout.DeepCopy() //nolint:staticcheck // as for the reference above
+	} else if !ptr.Equal(durationToSeconds(out.NodeDrainTimeout), seconds) {
 		out.NodeDrainTimeout = nil
 		if seconds != nil {
 			out.NodeDrainTimeout = &metav1.Duration{Duration: time.Duration(*seconds) * time.Second}
@@ -165,8 +184,10 @@ func sameTemplate(old corev1.ObjectReference, ref clusterv1.ContractVersionedObj
 	if old.Kind != ref.Kind || old.Name != ref.Name {
 		return false
 	}
+	// An apiVersion without its version ("group/", shown while the CRD could not be
+	// read) is never kept as the answer: the lookup is tried again.
 	gv, err := schema.ParseGroupVersion(old.APIVersion)
-	return err == nil && gv.Group == ref.APIGroup && old.APIVersion != ""
+	return err == nil && gv.Group == ref.APIGroup && gv.Version != ""
 }
 
 // durationToSeconds is v1beta2's whole seconds for a v1beta1 duration, rounded up as

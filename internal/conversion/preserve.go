@@ -1,6 +1,7 @@
 package conversion
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilconversion "sigs.k8s.io/cluster-api/util/conversion"
+	ctrl "sigs.k8s.io/controller-runtime"
 )
 
 const (
@@ -61,6 +63,20 @@ func takeKept(obj metav1.Object, key string) (kept, error) {
 		return nil, fmt.Errorf("reading annotation %s: %w", key, err)
 	}
 	return k, nil
+}
+
+// takeKeptOrNothing is takeKept for converting down, where an unreadable value (a
+// hand edit, or a format of another release) is logged and ignored: the apiserver
+// converts down for its v1beta1 watch cache and for managedFields on every write, so
+// an error there would fail every write of the object, the controllers' too. What is
+// lost is v1beta1's own status and reference details, which are made again.
+func takeKeptOrNothing(ctx context.Context, obj metav1.Object, key string) kept {
+	k, err := takeKept(obj, key)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Ignoring unreadable conversion data", "object", obj.GetNamespace()+"/"+obj.GetName())
+		return kept{}
+	}
+	return k
 }
 
 // restore fills into with the kept part when current (this version's part now)

@@ -33,7 +33,8 @@ func Stale(list []metav1.Condition, owned []string) []string {
 
 // Drop removes obj's stale conditions in a status patch of their own, before the
 // pass writes anything; it writes nothing when there are none, so it costs an idle
-// object nothing. obj is updated to what was written.
+// object nothing. obj then holds the conditions written (its resourceVersion is still
+// the one read: a later patch of the pass resolves that, as CAPI's patch helper does).
 func Drop(ctx context.Context, c client.Client, obj Object, owned []string) error {
 	stale := Stale(obj.GetConditions(), owned)
 	if len(stale) == 0 {

@@ -12,14 +12,11 @@ import (
 // +kubebuilder:webhook markers of this package declare (controller-runtime derives
 // the same paths from the group, version and kind), and their converters between the
 // deprecated v1beta1 and v1beta2 at /convert, where the CRDs' conversion webhook
-// points.
-//
-// It also gives down-conversion the manager's client for reading CRDs (see
-// conversion.SetAPIVersionGetter). Neither kind's v1beta1 shape names an
-// infrastructure template today, but the getter is process-wide and must not be
-// left unset in a manager that serves /convert.
+// points. Neither kind names an infrastructure template, so unlike the control
+// plane's setup this one leaves conversion's process-wide apiVersion getter alone:
+// where both managers run in one process (the sandbox, tests), the control plane's
+// must stay in force.
 func SetupWebhooks(mgr ctrl.Manager) error {
-	conversion.SetAPIVersionGetter(conversion.APIVersionFromCRDs(mgr.GetClient()))
 	if err := ctrl.NewWebhookManagedBy(mgr, &bootstrapv1.KThreesConfig{}).
 		WithDefaulter(&KThreesConfig{}).
 		WithValidator(&KThreesConfig{}).

@@ -1,0 +1,32 @@
+package controlplane
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+)
+
+// A server's KThreesConfig carries the control plane's k3s configuration, without
+// the version (the Machine's) and without cluster-api-k3s's ignored etcdProxyImage,
+// which would draw an admission warning on every server created.
+func TestDesiredKThreesConfigLeavesOutWhatIsNotRendered(t *testing.T) {
+	kcp := &controlplanev1.KThreesControlPlane{ObjectMeta: metav1.ObjectMeta{Name: "cp", Namespace: "ns", UID: "u"}}
+	kcp.Spec.KThreesConfigSpec.Version = "v1.31.4+k3s1"
+	kcp.Spec.KThreesConfigSpec.ServerConfig.ClusterDomain = "site.local"
+	kcp.Spec.KThreesConfigSpec.ServerConfig.DeprecatedEtcdProxyImage = "registry.example.org/socat:1" //nolint:staticcheck // the ignored field is what is tested
+	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"}}
+
+	got := desiredKThreesConfig(kcp, cluster, "cp-abcde")
+	if got.Spec.ServerConfig.ClusterDomain != "site.local" {
+		t.Errorf("clusterDomain = %q, want the control plane's", got.Spec.ServerConfig.ClusterDomain)
+	}
+	if got.Spec.Version != "" || got.Spec.ServerConfig.DeprecatedEtcdProxyImage != "" { //nolint:staticcheck // the ignored field is what is tested
+		t.Errorf("version %q, etcdProxyImage %q: want both empty", got.Spec.Version, got.Spec.ServerConfig.DeprecatedEtcdProxyImage) //nolint:staticcheck // the ignored field is what is tested
+	}
+	if kcp.Spec.KThreesConfigSpec.ServerConfig.DeprecatedEtcdProxyImage == "" { //nolint:staticcheck // the ignored field is what is tested
+		t.Error("the control plane's own spec was changed")
+	}
+}
