@@ -10,11 +10,15 @@ import (
 	"strings"
 
 	"sigs.k8s.io/cluster-api/util/certs"
+
+	"github.com/capk3s/capk3s/internal/k3s"
 )
 
+// The roles as k3s's install script names them, which are also the roles whose
+// options internal/k3s lists.
 const (
-	roleServer = "server"
-	roleAgent  = "agent"
+	roleServer = k3s.RoleServer
+	roleAgent  = k3s.RoleAgent
 )
 
 // k3sToken is a join token in one of the forms k3s accepts.

@@ -1,0 +1,155 @@
+package k3s
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestKnownOption(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		key               string
+		onServer, onAgent bool
+	}{
+		// Options of both roles.
+		{key: "token", onServer: true, onAgent: true},
+		{key: "server", onServer: true, onAgent: true},
+		{key: "node-name", onServer: true, onAgent: true},
+		{key: "node-label", onServer: true, onAgent: true},
+		{key: "node-taint", onServer: true, onAgent: true},
+		{key: "kubelet-arg", onServer: true, onAgent: true},
+		{key: "kube-proxy-arg", onServer: true, onAgent: true},
+		{key: "private-registry", onServer: true, onAgent: true},
+		{key: "system-default-registry", onServer: true, onAgent: true},
+		{key: "node-ip", onServer: true, onAgent: true},
+		{key: "data-dir", onServer: true, onAgent: true},
+		{key: "selinux", onServer: true, onAgent: true},
+		{key: "vpn-auth-file", onServer: true, onAgent: true},
+		// Server-only options.
+		{key: "cluster-init", onServer: true},
+		{key: "agent-token", onServer: true},
+		{key: "tls-san", onServer: true},
+		{key: "disable", onServer: true},
+		{key: "disable-cloud-controller", onServer: true},
+		{key: "https-listen-port", onServer: true},
+		{key: "advertise-port", onServer: true},
+		{key: "advertise-address", onServer: true},
+		{key: "cluster-cidr", onServer: true},
+		{key: "service-cidr", onServer: true},
+		{key: "cluster-dns", onServer: true},
+		{key: "cluster-domain", onServer: true},
+		{key: "kube-apiserver-arg", onServer: true},
+		{key: "kube-controller-manager-arg", onServer: true},
+		{key: "kube-scheduler-arg", onServer: true},
+		{key: "etcd-s3-bucket", onServer: true},
+		{key: "datastore-endpoint", onServer: true},
+		{key: "write-kubeconfig-mode", onServer: true},
+		{key: "secrets-encryption", onServer: true},
+		// "+" appends to a list: the option's own name decides.
+		{key: "node-label+", onServer: true, onAgent: true},
+		{key: "kubelet-arg+", onServer: true, onAgent: true},
+		{key: "tls-san+", onServer: true},
+		{key: "kube-apiserver-arg+", onServer: true},
+		// Not options at all.
+		{key: "+"},
+		{key: ""},
+		{key: "tls-sans"},
+		{key: "node_name"},
+		{key: "Token"},
+		{key: "--token"},
+		{key: "node-label++"},
+		{key: "+node-label"},
+		{key: "cluster-init+x"},
+		{key: "kubeconfig"},
+	}
+	for _, tc := range tests {
+		if got := KnownOption(RoleServer, tc.key); got != tc.onServer {
+			t.Errorf("KnownOption(server, %q) = %v, want %v", tc.key, got, tc.onServer)
+		}
+		if got := KnownOption(RoleAgent, tc.key); got != tc.onAgent {
+			t.Errorf("KnownOption(agent, %q) = %v, want %v", tc.key, got, tc.onAgent)
+		}
+		// An unknown role gets the options every k3s subcommand takes, and no more.
+		if got := KnownOption("etcd", tc.key); got != tc.onAgent {
+			t.Errorf("KnownOption(etcd, %q) = %v, want %v", tc.key, got, tc.onAgent)
+		}
+	}
+}
+
+// TestOptionSetsAreDisjoint keeps every option in one list only: servers take both,
+// so one listed twice is a mistake about which role takes it.
+func TestOptionSetsAreDisjoint(t *testing.T) {
+	t.Parallel()
+	if len(agentOptions) < 40 || len(serverOnlyOptions) < 60 {
+		t.Fatalf("option sets have %d agent and %d server-only options: the lists did not parse", len(agentOptions), len(serverOnlyOptions))
+	}
+	for key := range serverOnlyOptions {
+		if agentOptions[key] {
+			t.Errorf("%q is both an agent option and a server-only option", key)
+		}
+	}
+}
+
+func TestOptionSet(t *testing.T) {
+	t.Parallel()
+	got := optionSet("\n\t a  b\n\tc a\n")
+	if len(got) != 3 || !got["a"] || !got["b"] || !got["c"] || got[""] {
+		t.Errorf(`optionSet = %v, want {a, b, c}`, got)
+	}
+}
+
+// TestManagedOptionsAreKnown keeps the managed list to real options: a misspelt
+// key there would let the real one through extraConfig.
+func TestManagedOptionsAreKnown(t *testing.T) {
+	t.Parallel()
+	for key, field := range ManagedOptions {
+		if !KnownOption(RoleServer, key) {
+			t.Errorf("managed option %q is no k3s option", key)
+		}
+		if field == "" {
+			t.Errorf("managed option %q names nothing to use instead", key)
+		}
+	}
+}
+
+func TestOptionValue(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		raw     string
+		want    any
+		wantErr string
+	}{
+		{raw: `"vxlan"`, want: "vxlan"},
+		{raw: `true`, want: true},
+		{raw: `false`, want: false},
+		{raw: `10250`, want: json.Number("10250")},
+		{raw: `1.5`, want: json.Number("1.5")},
+		{raw: `["a","b"]`, want: []any{"a", "b"}},
+		{raw: `[]`, want: []any{}},
+		{raw: `null`, wantErr: "must be a string, a bool, a number or a list of strings"},
+		{raw: `{"a":"b"}`, wantErr: "must be a string, a bool, a number or a list of strings"},
+		{raw: `["a",1]`, wantErr: "a list may hold strings only"},
+		{raw: `[["a"]]`, wantErr: "a list may hold strings only"},
+		{raw: `"a" "b"`, wantErr: "not a single JSON value"},
+		{raw: ``, wantErr: "not valid JSON: EOF"},
+		{raw: `nope`, wantErr: "not valid JSON: invalid character 'o' in literal null (expecting 'u')"},
+	}
+	for _, tc := range tests {
+		got, err := OptionValue([]byte(tc.raw))
+		if tc.wantErr != "" {
+			if err == nil || err.Error() != tc.wantErr {
+				t.Errorf("OptionValue(%s) error = %v, want %q", tc.raw, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("OptionValue(%s): %v", tc.raw, err)
+			continue
+		}
+		gotJSON, _ := json.Marshal(got)
+		wantJSON, _ := json.Marshal(tc.want)
+		if string(gotJSON) != string(wantJSON) {
+			t.Errorf("OptionValue(%s) = %s, want %s", tc.raw, gotJSON, wantJSON)
+		}
+	}
+}
