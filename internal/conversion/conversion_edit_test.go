@@ -23,7 +23,7 @@ const editRounds = 2000
 // digest no longer matches).
 func TestEditThroughV1Beta1ChangesOnlyThatField(t *testing.T) {
 	SetAPIVersionGetter(testAPIVersion)
-	f := utilconversion.GetFuzzer(scheme.ForControlPlane(), []fuzzer.FuzzerFuncs{referenceFuzzers, storedFuzzers(t)}...)
+	f := utilconversion.GetFuzzer(scheme.ForControlPlane(), []fuzzer.FuzzerFuncs{referenceFuzzers, jsonFuzzers, storedFuzzers(t)}...)
 	ctx := t.Context()
 
 	for range editRounds {
@@ -81,7 +81,7 @@ func TestEditThroughV1Beta1ChangesOnlyThatField(t *testing.T) {
 // older state.
 func TestEditThroughV1Beta2KeepsV1Beta1SpecButNotOldStatus(t *testing.T) {
 	SetAPIVersionGetter(testAPIVersion)
-	f := utilconversion.GetFuzzer(scheme.ForControlPlane(), []fuzzer.FuzzerFuncs{referenceFuzzers, storedFuzzers(t)}...)
+	f := utilconversion.GetFuzzer(scheme.ForControlPlane(), []fuzzer.FuzzerFuncs{referenceFuzzers, jsonFuzzers, storedFuzzers(t)}...)
 	ctx := t.Context()
 
 	for range editRounds {
@@ -119,7 +119,7 @@ func TestEditThroughV1Beta2KeepsV1Beta1SpecButNotOldStatus(t *testing.T) {
 // missing in either direction makes the spec or status kept, and fails this.
 func TestV1Beta1FieldsAllHaveAHome(t *testing.T) {
 	SetAPIVersionGetter(testAPIVersion)
-	f := utilconversion.GetFuzzer(scheme.ForControlPlane(), []fuzzer.FuzzerFuncs{referenceFuzzers, storedFuzzers(t)}...)
+	f := utilconversion.GetFuzzer(scheme.ForControlPlane(), []fuzzer.FuzzerFuncs{referenceFuzzers, jsonFuzzers, storedFuzzers(t)}...)
 	ctx := t.Context()
 
 	for range editRounds {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/apitesting/fuzzer"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	runtimeserializer "k8s.io/apimachinery/pkg/runtime/serializer"
@@ -41,6 +42,32 @@ func referenceFuzzers(_ runtimeserializer.CodecFactory) []any {
 		func(ref *corev1.ObjectReference, c randfill.Continue) {
 			c.FillNoCustom(ref)
 			ref.APIVersion = group(c) + "/v1beta" + fmt.Sprint(c.Intn(3))
+		},
+	}
+}
+
+// jsonFuzzers keep arbitrary JSON values (extraConfig's) valid JSON, as the API
+// server would: random bytes would not survive the trip through JSON that every
+// conversion takes, whatever the conversion does.
+func jsonFuzzers(_ runtimeserializer.CodecFactory) []any {
+	return []any{
+		func(j *apiextensionsv1.JSON, c randfill.Continue) {
+			var v any
+			switch c.Intn(4) {
+			case 0:
+				v = c.String(0)
+			case 1:
+				v = c.Bool()
+			case 2:
+				v = c.Int63()
+			default:
+				v = []string{c.String(0), c.String(0)}
+			}
+			raw, err := json.Marshal(v)
+			if err != nil {
+				panic(err)
+			}
+			j.Raw = raw
 		},
 	}
 }
@@ -91,7 +118,7 @@ func storedFuzzers(t testing.TB) fuzzer.FuzzerFuncs {
 func TestFuzzyConversion(t *testing.T) {
 	SetAPIVersionGetter(testAPIVersion)
 	s := scheme.ForControlPlane()
-	funcs := []fuzzer.FuzzerFuncs{referenceFuzzers, storedFuzzers(t)}
+	funcs := []fuzzer.FuzzerFuncs{referenceFuzzers, jsonFuzzers, storedFuzzers(t)}
 
 	t.Run("KThreesConfig", utilconversion.SpokeConverterFuzzTestFunc(utilconversion.SpokeConverterFuzzTestFuncInput[*bootstrapv1.KThreesConfig, *bootstrapv1beta1.KThreesConfig]{
 		Scheme: s, FuzzerFuncs: funcs,

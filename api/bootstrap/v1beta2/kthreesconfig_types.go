@@ -1,6 +1,7 @@
 package v1beta2
 
 import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -160,6 +161,21 @@ type KThreesServerConfig struct {
 	// cluster-api-k3s are neither refused nor pruned; the webhooks warn when it is set.
 	// +optional
 	DeprecatedEtcdProxyImage string `json:"etcdProxyImage,omitempty"`
+
+	// extraConfig holds k3s server options that have no field here, written into
+	// /etc/rancher/k3s/config.yaml on servers: option name (the k3s flag without
+	// "--", e.g. flannel-backend, secrets-encryption, embedded-registry) to value.
+	// A value is a string, a bool, a number or a list of strings; a key may end in
+	// "+", k3s's syntax for appending to a list. Typed fields always win: an option
+	// a field sets is not taken from here. On servers, an option in both this map
+	// and agentConfig.extraConfig takes this map's value. Refused: keys that are
+	// not k3s server options, and the options capk3s sets itself (token, server,
+	// cluster-init, data-dir, datastore-*, and those of the typed fields, such as
+	// tls-san or kube-apiserver-arg: the error names the field to use). Added by
+	// capk3s.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=100
+	ExtraConfig map[string]apiextensionsv1.JSON `json:"extraConfig,omitempty"`
 }
 
 // KThreesAgentConfig holds the k3s agent options, used on servers and agents.
@@ -209,6 +225,20 @@ type KThreesAgentConfig struct {
 	// machine (default /opt/install.sh).
 	// +optional
 	AirGappedInstallScriptPath string `json:"airGappedInstallScriptPath,omitempty"`
+
+	// extraConfig holds k3s agent options that have no field here, written into
+	// /etc/rancher/k3s/config.yaml on every machine, servers included: option name
+	// (the k3s flag without "--", e.g. node-ip, flannel-iface, selinux) to value.
+	// A value is a string, a bool, a number or a list of strings; a key may end in
+	// "+", k3s's syntax for appending to a list. Typed fields always win: an option
+	// a field sets is not taken from here, and on servers serverConfig.extraConfig
+	// wins over this map. Refused: keys that are not k3s agent options (server-only
+	// options go in serverConfig.extraConfig), and the options capk3s sets itself
+	// (token, server, data-dir, and those of the typed fields, such as node-label
+	// or kubelet-arg: the error names the field to use). Added by capk3s.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=100
+	ExtraConfig map[string]apiextensionsv1.JSON `json:"extraConfig,omitempty"`
 }
 
 // Registries is the structured form of k3s's registries.yaml. Added by capk3s.

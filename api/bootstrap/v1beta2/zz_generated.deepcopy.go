@@ -11,7 +11,8 @@ Licensed under the Apache License, Version 2.0.
 package v1beta2
 
 import (
-	"k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -109,6 +110,13 @@ func (in *KThreesAgentConfig) DeepCopyInto(out *KThreesAgentConfig) {
 		in, out := &in.KubeProxyArgs, &out.KubeProxyArgs
 		*out = make([]string, len(*in))
 		copy(*out, *in)
+	}
+	if in.ExtraConfig != nil {
+		in, out := &in.ExtraConfig, &out.ExtraConfig
+		*out = make(map[string]v1.JSON, len(*in))
+		for key, val := range *in {
+			(*out)[key] = *val.DeepCopy()
+		}
 	}
 }
 
@@ -240,7 +248,7 @@ func (in *KThreesConfigStatus) DeepCopyInto(out *KThreesConfigStatus) {
 	*out = *in
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions
-		*out = make([]v1.Condition, len(*in))
+		*out = make([]metav1.Condition, len(*in))
 		for i := range *in {
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
@@ -391,6 +399,13 @@ func (in *KThreesServerConfig) DeepCopyInto(out *KThreesServerConfig) {
 		in, out := &in.Datastore, &out.Datastore
 		*out = new(Datastore)
 		(*in).DeepCopyInto(*out)
+	}
+	if in.ExtraConfig != nil {
+		in, out := &in.ExtraConfig, &out.ExtraConfig
+		*out = make(map[string]v1.JSON, len(*in))
+		for key, val := range *in {
+			(*out)[key] = *val.DeepCopy()
+		}
 	}
 }
 
