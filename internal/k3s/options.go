@@ -138,10 +138,10 @@ func OptionValue(raw []byte) (any, error) {
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("not valid JSON: %w", err)
+		return nil, fmt.Errorf("%s, and is not valid JSON: %w", valueKinds, err)
 	}
 	if dec.More() {
-		return nil, errors.New("not a single JSON value")
+		return nil, errors.New(valueKinds + ", not several JSON values")
 	}
 	switch v := v.(type) {
 	case string, bool, json.Number:
@@ -149,10 +149,31 @@ func OptionValue(raw []byte) (any, error) {
 	case []any:
 		for _, e := range v {
 			if _, ok := e.(string); !ok {
-				return nil, errors.New("a list may hold strings only")
+				return nil, fmt.Errorf("%s, not a list holding %s", valueKinds, jsonKind(e))
 			}
 		}
 		return v, nil
 	}
-	return nil, errors.New("must be a string, a bool, a number or a list of strings")
+	return nil, fmt.Errorf("%s, not %s", valueKinds, jsonKind(v))
+}
+
+const valueKinds = "must be a string, a bool, a number or a list of strings"
+
+// jsonKind names a decoded JSON value's kind for an error message, without the
+// value itself: options such as vpn-auth hold secrets.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case bool:
+		return "a bool"
+	case json.Number:
+		return "a number"
+	case []any:
+		return "a list"
+	default:
+		return "an object"
+	}
 }

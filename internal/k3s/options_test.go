@@ -126,13 +126,13 @@ func TestOptionValue(t *testing.T) {
 		{raw: `1.5`, want: json.Number("1.5")},
 		{raw: `["a","b"]`, want: []any{"a", "b"}},
 		{raw: `[]`, want: []any{}},
-		{raw: `null`, wantErr: "must be a string, a bool, a number or a list of strings"},
-		{raw: `{"a":"b"}`, wantErr: "must be a string, a bool, a number or a list of strings"},
-		{raw: `["a",1]`, wantErr: "a list may hold strings only"},
-		{raw: `[["a"]]`, wantErr: "a list may hold strings only"},
-		{raw: `"a" "b"`, wantErr: "not a single JSON value"},
-		{raw: ``, wantErr: "not valid JSON: EOF"},
-		{raw: `nope`, wantErr: "not valid JSON: invalid character 'o' in literal null (expecting 'u')"},
+		{raw: `null`, wantErr: "must be a string, a bool, a number or a list of strings, not null"},
+		{raw: `{"a":"b"}`, wantErr: "must be a string, a bool, a number or a list of strings, not an object"},
+		{raw: `["a",1]`, wantErr: "must be a string, a bool, a number or a list of strings, not a list holding a number"},
+		{raw: `[["a"]]`, wantErr: "must be a string, a bool, a number or a list of strings, not a list holding a list"},
+		{raw: `"a" "b"`, wantErr: "must be a string, a bool, a number or a list of strings, not several JSON values"},
+		{raw: ``, wantErr: "must be a string, a bool, a number or a list of strings, and is not valid JSON: EOF"},
+		{raw: `nope`, wantErr: "must be a string, a bool, a number or a list of strings, and is not valid JSON: invalid character 'o' in literal null (expecting 'u')"},
 	}
 	for _, tc := range tests {
 		got, err := OptionValue([]byte(tc.raw))

@@ -35,6 +35,7 @@ func validateSpec(spec *bootstrapv1.KThreesConfigSpec, fldPath *field.Path) fiel
 	errs = append(errs, validateFiles(spec.Files, fldPath.Child("files"))...)
 	errs = append(errs, validateServerConfig(&spec.ServerConfig, fldPath.Child("serverConfig"))...)
 	errs = append(errs, validateRegistries(spec.AgentConfig.Registries, fldPath.Child("agentConfig", "registries"))...)
+	errs = append(errs, validateExtraConfig(spec, fldPath)...)
 	errs = append(errs, validateInlineSize(spec, fldPath)...)
 	return errs
 }
