@@ -61,6 +61,8 @@
 //	serverConfig.systemDefaultRegistry           system-default-registry      init, join
 //	agentConfig.registries                       (registries.yaml, see above) all
 //	agentConfig.airGapped, airGappedInstallScriptPath   (install command)     all
+//	agentConfig.extraConfig (6)                  as given                     all
+//	serverConfig.extraConfig (6)                 as given                     init, join
 //
 // (1) nil means "external"; "" sets nothing; the deprecated
 // serverConfig.disableExternalCloudProvider=true also sets nothing. It comes before
@@ -71,6 +73,10 @@
 // (3) Caller's SANs first, then the spec's, duplicates dropped.
 // (4) Written as integers; anything but 1-65535 is an error.
 // (5) nil means true, since Cluster API clusters bring their own cloud controller.
+// (6) After the typed fields, which win: a key they wrote, or one capk3s manages
+// (internal/k3s.ManagedOptions), is skipped. On servers serverConfig.extraConfig
+// wins over agentConfig.extraConfig. A key k3s does not take for the role, or a
+// value other than a string, bool, number or list of strings, is an error.
 //
 // # registries.yaml
 //

@@ -77,6 +77,9 @@ func renderK3sConfig(in Input) ([]byte, error) {
 			o[p.key] = n
 		}
 	}
+	if err := addExtraOptions(o, in); err != nil {
+		return nil, err
+	}
 	out, err := yaml.Marshal(o)
 	if err != nil {
 		return nil, fmt.Errorf("marshalling k3s config: %w", err)
