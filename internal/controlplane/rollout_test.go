@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -82,6 +83,18 @@ func TestUpToDateReason(t *testing.T) {
 	// cluster-api-k3s's etcd proxy image is ignored, so it differing is no reason to roll out.
 	withEtcdProxyImage := decisionKCP(3, nil)
 	withEtcdProxyImage.Spec.KThreesConfigSpec.ServerConfig.DeprecatedEtcdProxyImage = "registry.example.com/socat:1" //nolint:staticcheck // the ignored field is what is tested
+	// extraConfig is part of the spec compared: a changed option rolls servers out,
+	// the same map written anew (other byte slices) does not.
+	withExtra := decisionKCP(3, nil)
+	withExtra.Spec.KThreesConfigSpec.ServerConfig.ExtraConfig = map[string]apiextensionsv1.JSON{"flannel-backend": {Raw: []byte(`"vxlan"`)}}
+	configWithExtra := func(value string) *bootstrapv1.KThreesConfig {
+		c := &bootstrapv1.KThreesConfig{Spec: *withExtra.Spec.KThreesConfigSpec.DeepCopy()}
+		c.Spec.ServerConfig.ExtraConfig = map[string]apiextensionsv1.JSON{"flannel-backend": {Raw: []byte(value)}}
+		return c
+	}
+	// An empty map and none render the same config.yaml, and are the same spec.
+	withEmptyExtra := decisionKCP(3, nil)
+	withEmptyExtra.Spec.KThreesConfigSpec.AgentConfig.ExtraConfig = map[string]apiextensionsv1.JSON{}
 	withRolloutAfter := decisionKCP(3, nil)
 	withRolloutAfter.Spec.RolloutAfter = ptr.To(metav1.NewTime(t0.Add(-time.Hour)))
 	future := decisionKCP(3, nil)
@@ -105,6 +118,10 @@ func TestUpToDateReason(t *testing.T) {
 		{"older version", kcp, decisionMachine("a", time.Hour, withVersion("v1.30.8+k3s1")), serverObjects{}, "version v1.30.8+k3s1, want v1.31.4+k3s1"},
 		{"another k3s release of the same Kubernetes version", kcp, decisionMachine("a", time.Hour, withVersion("v1.31.4+k3s2")), serverObjects{}, "version v1.31.4+k3s2"},
 		{"config spec changed", kcp, decisionMachine("a", time.Hour), serverObjects{config: otherConfig}, "kthreesConfigSpec changed"},
+		{"same extraConfig", withExtra, decisionMachine("a", time.Hour), serverObjects{config: configWithExtra(`"vxlan"`)}, ""},
+		{"extraConfig option changed", withExtra, decisionMachine("a", time.Hour), serverObjects{config: configWithExtra(`"wireguard-native"`)}, "kthreesConfigSpec changed"},
+		{"extraConfig option added", withExtra, decisionMachine("a", time.Hour), serverObjects{config: sameConfig}, "kthreesConfigSpec changed"},
+		{"empty extraConfig", withEmptyExtra, decisionMachine("a", time.Hour), serverObjects{config: sameConfig}, ""},
 		{"only the ignored etcdProxyImage differs", withEtcdProxyImage, decisionMachine("a", time.Hour), serverObjects{config: sameConfig}, ""},
 		{"cloned from the current template", kcp, decisionMachine("a", time.Hour), serverObjects{infra: infraClonedFrom("DockerMachineTemplate.infrastructure.cluster.x-k8s.io", "v2")}, ""},
 		{"cloned from an older template", kcp, decisionMachine("a", time.Hour), serverObjects{infra: infraClonedFrom("DockerMachineTemplate.infrastructure.cluster.x-k8s.io", "v1")}, "infrastructure template DockerMachineTemplate.infrastructure.cluster.x-k8s.io/v1"},
