@@ -2,9 +2,11 @@ package bootstrap
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -80,6 +82,24 @@ var badSpecs = []badSpec{
 	{name: "duplicate config host", modify: func(s *bootstrapv1.KThreesConfigSpec) {
 		s.AgentConfig.Registries.Configs[1].Registry = "MIRROR.example.com:5000"
 	}, path: "agentConfig.registries.configs[1].registry", message: "agentConfig.registries.configs[0].registry already configures this registry"},
+	{name: "extraConfig key not a k3s option", modify: func(s *bootstrapv1.KThreesConfigSpec) {
+		s.ServerConfig.ExtraConfig = extra("flannel_backend", `"vxlan"`)
+	}, path: "serverConfig.extraConfig[flannel_backend]", message: "not a k3s server option"},
+	{name: "extraConfig server option on agents", modify: func(s *bootstrapv1.KThreesConfigSpec) {
+		s.AgentConfig.ExtraConfig = extra("secrets-encryption", `true`)
+	}, path: "agentConfig.extraConfig[secrets-encryption]", message: "not a k3s agent option; server-only options go in serverConfig.extraConfig"},
+	{name: "extraConfig option capk3s manages", modify: func(s *bootstrapv1.KThreesConfigSpec) {
+		s.ServerConfig.ExtraConfig = extra("tls-san+", `["x.example.com"]`)
+	}, path: "serverConfig.extraConfig[tls-san+]", message: "capk3s sets k3s's tls-san itself; use serverConfig.tlsSan instead"},
+	{name: "extraConfig value an object", modify: func(s *bootstrapv1.KThreesConfigSpec) {
+		s.AgentConfig.ExtraConfig = extra("node-ip", `{"v4":"10.0.0.5"}`)
+	}, path: "agentConfig.extraConfig[node-ip]", message: "must be a string, a bool, a number or a list of strings, not an object"},
+	{name: "extraConfig too many options", modify: func(s *bootstrapv1.KThreesConfigSpec) {
+		s.AgentConfig.ExtraConfig = extra()
+		for i := range 101 {
+			s.AgentConfig.ExtraConfig[fmt.Sprintf("opt-%d", i)] = apiextensionsv1.JSON{Raw: []byte(`true`)}
+		}
+	}, path: "agentConfig.extraConfig", message: "must have at most 100 items", bySchema: true},
 }
 
 func TestConfigRejectsInvalidSpec(t *testing.T) {
