@@ -1,3 +1,5 @@
 // Package k3s holds facts about k3s that both providers rely on: how its versions
-// are written and compared, and where it reads its files.
+// are written and compared, where it reads its files, and which config options each
+// role takes (options.go, the one list the webhooks, the renderer and the simulator
+// share).
 package k3s
