@@ -160,6 +160,8 @@ func (s *scenario) leaveAsClusterAPIK3s(st *storage, server *clusterv1.Machine) 
 		"apiVersion": ref["apiGroup"].(string) + "/v1beta2", "kind": ref["kind"], "name": ref["name"], "namespace": s.ns,
 	}
 	delete(mt, "spec")
+	// cluster-api-k3s has no extraConfig: the cluster it made has none.
+	delete(field(spec, "kthreesConfigSpec", "serverConfig").(map[string]any), "extraConfig")
 	kcp["status"] = map[string]any{
 		"selector": field(kcp, "status", "selector"), "replicas": 1, "readyReplicas": 1, "updatedReplicas": 1,
 		"initialized": true, "ready": true, "version": oldVersion, "observedGeneration": field(kcp, "metadata", "generation"),
@@ -173,6 +175,7 @@ func (s *scenario) leaveAsClusterAPIK3s(st *storage, server *clusterv1.Machine) 
 	config := st.get(configKey)
 	config["apiVersion"] = "bootstrap.cluster.x-k8s.io/v1beta1"
 	delete(config["spec"].(map[string]any), "format")
+	delete(field(config, "spec", "serverConfig").(map[string]any), "extraConfig")
 	config["status"] = map[string]any{
 		"ready": true, "dataSecretName": field(config, "status", "dataSecretName"),
 		"observedGeneration": field(config, "metadata", "generation"),

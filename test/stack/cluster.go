@@ -1,6 +1,7 @@
 package stack
 
 import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -69,9 +70,14 @@ func NewCluster(o ClusterOptions) *Cluster {
 					},
 				},
 				KThreesConfigSpec: bootstrapv1.KThreesConfigSpec{
-					Format:       o.Format,
-					ServerConfig: bootstrapv1.KThreesServerConfig{DisableComponents: []string{"traefik"}},
-					AgentConfig:  bootstrapv1.KThreesAgentConfig{NodeLabels: []string{"capk3s.io/role=server"}},
+					Format: o.Format,
+					ServerConfig: bootstrapv1.KThreesServerConfig{
+						DisableComponents: []string{"traefik"},
+						// A k3s option without a typed field: the simulator checks it
+						// against the same option list as the webhooks.
+						ExtraConfig: map[string]apiextensionsv1.JSON{"flannel-backend": {Raw: []byte(`"wireguard-native"`)}},
+					},
+					AgentConfig: bootstrapv1.KThreesAgentConfig{NodeLabels: []string{"capk3s.io/role=server"}},
 				},
 			},
 		},
