@@ -2,7 +2,6 @@ package bootstrap
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"testing"
 
@@ -32,11 +31,11 @@ func TestClusterAPIK3sConfigTemplateManifestKeepsEveryField(t *testing.T) {
 	if err := c.Create(ctx, written.DeepCopy()); err != nil {
 		t.Fatalf("creating the manifest with strict field validation: %v", err)
 	}
-	checkWarnings(t, warnings.Take(), []string{
+	webhooktest.CheckWarnings(t, warnings.Take(), []string{
 		"spec.template.spec.serverConfig.etcdProxyImage is ignored: capk3s runs no etcd proxy; it never connects to etcd and leaves membership changes to k3s's own etcd controller",
 	})
 	stored := checkStored(t, written)
-	checkTypedRoundTrip(t, stored, &bootstrapv1.KThreesConfigTemplate{})
+	webhooktest.CheckTypedRoundTrip(t, env.Client, stored, &bootstrapv1.KThreesConfigTemplate{})
 
 	// A MachineSet makes each worker's KThreesConfig from spec.template; the config
 	// keeps every field too, and warns alike.
@@ -53,11 +52,11 @@ func TestClusterAPIK3sConfigTemplateManifestKeepsEveryField(t *testing.T) {
 	if err := c.Create(ctx, config.DeepCopy()); err != nil {
 		t.Fatalf("creating a config from the template's spec: %v", err)
 	}
-	checkWarnings(t, warnings.Take(), []string{
+	webhooktest.CheckWarnings(t, warnings.Take(), []string{
 		"spec.serverConfig.etcdProxyImage is ignored: capk3s runs no etcd proxy; it never connects to etcd and leaves membership changes to k3s's own etcd controller",
 	})
 	storedConfig := checkStored(t, config)
-	checkTypedRoundTrip(t, storedConfig, &bootstrapv1.KThreesConfig{})
+	webhooktest.CheckTypedRoundTrip(t, env.Client, storedConfig, &bootstrapv1.KThreesConfig{})
 
 	// Spec edits warn again; metadata edits, which controllers make, do not.
 	got := &bootstrapv1.KThreesConfig{}
@@ -68,12 +67,12 @@ func TestClusterAPIK3sConfigTemplateManifestKeepsEveryField(t *testing.T) {
 	if err := c.Update(ctx, got); err != nil {
 		t.Fatalf("metadata-only update: %v", err)
 	}
-	checkWarnings(t, warnings.Take(), nil)
+	webhooktest.CheckWarnings(t, warnings.Take(), nil)
 	got.Spec.PostK3sCommands = append(got.Spec.PostK3sCommands, "echo done")
 	if err := c.Update(ctx, got); err != nil {
 		t.Fatalf("spec update: %v", err)
 	}
-	checkWarnings(t, warnings.Take(), []string{
+	webhooktest.CheckWarnings(t, warnings.Take(), []string{
 		"spec.serverConfig.etcdProxyImage is ignored: capk3s runs no etcd proxy; it never connects to etcd and leaves membership changes to k3s's own etcd controller",
 	})
 }
@@ -104,33 +103,8 @@ func checkStored(t *testing.T, written *unstructured.Unstructured) *unstructured
 	if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(written), stored); err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range webhooktest.StoredDifferences(specLeaves(t, written.Object), specLeaves(t, stored.Object), nil, nil) {
+	for _, d := range webhooktest.StoredDifferences(webhooktest.SpecLeaves(t, written.Object), webhooktest.SpecLeaves(t, stored.Object), nil, nil) {
 		t.Errorf("stored %s differs from the manifest: %s", written.GetKind(), d)
 	}
 	return stored
-}
-
-// checkTypedRoundTrip requires the Go type to hold every stored field, so that a
-// controller's or a webhook's typed write cannot drop one.
-func checkTypedRoundTrip(t *testing.T, stored *unstructured.Unstructured, typed client.Object) {
-	t.Helper()
-	if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(stored), typed); err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range webhooktest.StoredDifferences(specLeaves(t, stored.Object), specLeaves(t, typed), nil, nil) {
-		t.Errorf("the Go type of %s loses a stored field: %s", stored.GetKind(), d)
-	}
-}
-
-func specLeaves(t *testing.T, obj any) map[string]any {
-	t.Helper()
-	return webhooktest.Prefixed(webhooktest.Leaves(webhooktest.JSONValue(t, obj)), "spec")
-}
-
-func checkWarnings(t *testing.T, got, want []string) {
-	t.Helper()
-	want = slices.Sorted(slices.Values(want))
-	if !slices.Equal(got, want) {
-		t.Errorf("warnings:\n got %q\nwant %q", got, want)
-	}
 }

@@ -2,7 +2,6 @@ package controlplane
 
 import (
 	"context"
-	"slices"
 	"strings"
 	"testing"
 
@@ -42,7 +41,7 @@ func TestClusterAPIK3sControlPlaneManifestKeepsEveryField(t *testing.T) {
 		"spec.machineTemplate.infrastructureRef.resourceVersion is ignored: spec.machineTemplate.spec.infrastructureRef, which replaces this reference, names the template by apiGroup, kind and name only; the reference is kept as written",
 		"spec.machineTemplate.infrastructureRef.uid is ignored: spec.machineTemplate.spec.infrastructureRef, which replaces this reference, names the template by apiGroup, kind and name only; the reference is kept as written",
 	}
-	checkWarnings(t, warnings.Take(), wantWarnings)
+	webhooktest.CheckWarnings(t, warnings.Take(), wantWarnings)
 
 	// The old machine-template shape moves to the contract's fields; the reference
 	// also stays whole, because its uid, resourceVersion and fieldPath have no place
@@ -60,7 +59,7 @@ func TestClusterAPIK3sControlPlaneManifestKeepsEveryField(t *testing.T) {
 		"spec.rolloutStrategy.rollingUpdate.maxSurge": float64(1),
 	}
 	stored := checkStored(t, written, moves, added)
-	checkTypedRoundTrip(t, stored, &controlplanev1.KThreesControlPlane{})
+	webhooktest.CheckTypedRoundTrip(t, env.Client, stored, &controlplanev1.KThreesControlPlane{})
 
 	// Editing the spec warns again; an edit of metadata only, as controllers make
 	// all the time, does not.
@@ -72,12 +71,12 @@ func TestClusterAPIK3sControlPlaneManifestKeepsEveryField(t *testing.T) {
 	if err := c.Update(ctx, cp); err != nil {
 		t.Fatalf("metadata-only update: %v", err)
 	}
-	checkWarnings(t, warnings.Take(), nil)
+	webhooktest.CheckWarnings(t, warnings.Take(), nil)
 	cp.Spec.KThreesConfigSpec.ServerConfig.DeprecatedEtcdProxyImage = "mirror.vault-b.example.org:5000/library/socat:1.8.1" //nolint:staticcheck // the ignored field is what is tested
 	if err := c.Update(ctx, cp); err != nil {
 		t.Fatalf("spec update: %v", err)
 	}
-	checkWarnings(t, warnings.Take(), wantWarnings)
+	webhooktest.CheckWarnings(t, warnings.Take(), wantWarnings)
 }
 
 func TestClusterAPIK3sControlPlaneTemplateManifestKeepsEveryField(t *testing.T) {
@@ -93,7 +92,7 @@ func TestClusterAPIK3sControlPlaneTemplateManifestKeepsEveryField(t *testing.T) 
 	const labelsOnly = " is ignored: only a template's labels and annotations are used; "
 	named := labelsOnly + "Cluster API names each control plane it makes from the template and puts it in its Cluster's namespace"
 	server := labelsOnly + "the API server sets it on each object itself; a template cannot hand it on"
-	checkWarnings(t, warnings.Take(), []string{
+	webhooktest.CheckWarnings(t, warnings.Take(), []string{
 		"spec.template.metadata.name" + named,
 		"spec.template.metadata.generateName" + named,
 		"spec.template.metadata.namespace" + named,
@@ -117,7 +116,7 @@ func TestClusterAPIK3sControlPlaneTemplateManifestKeepsEveryField(t *testing.T) 
 		"spec.template.spec.machineTemplate.nodeDeletionTimeout":     {To: "spec.template.spec.machineTemplate.spec.deletion.nodeDeletionTimeoutSeconds", Value: float64(30)},
 	}
 	stored := checkStored(t, written, moves, nil)
-	checkTypedRoundTrip(t, stored, &controlplanev1.KThreesControlPlaneTemplate{})
+	webhooktest.CheckTypedRoundTrip(t, env.Client, stored, &controlplanev1.KThreesControlPlaneTemplate{})
 
 	// A ClusterClass uses the template: Cluster API's topology copies
 	// spec.template.spec into a new control plane, sets the infrastructure reference
@@ -149,7 +148,7 @@ func TestClusterAPIK3sControlPlaneTemplateManifestKeepsEveryField(t *testing.T) 
 	if err := c.Create(ctx, fromTopology("edge-1-servers", topologyLabels)); err != nil {
 		t.Fatalf("control plane made from the template by the topology refused: %v", err)
 	}
-	checkWarnings(t, warnings.Take(), []string{
+	webhooktest.CheckWarnings(t, warnings.Take(), []string{
 		"spec.kthreesConfigSpec.serverConfig.etcdProxyImage is ignored: capk3s runs no etcd proxy; it never connects to etcd and leaves membership changes to k3s's own etcd controller",
 	})
 	got := &controlplanev1.KThreesControlPlane{}
@@ -194,37 +193,11 @@ func checkStored(t *testing.T, written *unstructured.Unstructured, moves map[str
 	if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(written), stored); err != nil {
 		t.Fatal(err)
 	}
-	diffs := webhooktest.StoredDifferences(specLeaves(t, written.Object), specLeaves(t, stored.Object), moves, added)
+	diffs := webhooktest.StoredDifferences(webhooktest.SpecLeaves(t, written.Object), webhooktest.SpecLeaves(t, stored.Object), moves, added)
 	for _, d := range diffs {
 		t.Errorf("stored %s differs from the manifest: %s", written.GetKind(), d)
 	}
 	return stored
-}
-
-// checkTypedRoundTrip requires the Go type to hold every stored field: decoded
-// into it and encoded again, the spec is what the apiserver stored, so that a
-// controller's or a webhook's typed write cannot drop a field.
-func checkTypedRoundTrip(t *testing.T, stored *unstructured.Unstructured, typed client.Object) {
-	t.Helper()
-	if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(stored), typed); err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range webhooktest.StoredDifferences(specLeaves(t, stored.Object), specLeaves(t, typed), nil, nil) {
-		t.Errorf("the Go type of %s loses a stored field: %s", stored.GetKind(), d)
-	}
-}
-
-func specLeaves(t *testing.T, obj any) map[string]any {
-	t.Helper()
-	return webhooktest.Prefixed(webhooktest.Leaves(webhooktest.JSONValue(t, obj)), "spec")
-}
-
-func checkWarnings(t *testing.T, got, want []string) {
-	t.Helper()
-	want = slices.Sorted(slices.Values(want))
-	if !slices.Equal(got, want) {
-		t.Errorf("warnings:\n got %q\nwant %q", got, want)
-	}
 }
 
 func runtimeDeepCopy(m map[string]any) map[string]any {
