@@ -2,7 +2,8 @@ package cloudinit
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
@@ -35,12 +36,7 @@ func addExtraOptions(o k3sOptions, in Input) error {
 	}
 	for _, l := range layers {
 		// Sorted, so that the first error is the same on every render.
-		keys := make([]string, 0, len(l.options))
-		for key := range l.options {
-			keys = append(keys, key)
-		}
-		sort.Strings(keys)
-		for _, key := range keys {
+		for _, key := range slices.Sorted(maps.Keys(l.options)) {
 			name := k3s.OptionName(key)
 			if _, managed := k3s.ManagedOptions[name]; managed || typed[name] {
 				continue

@@ -2,7 +2,8 @@ package bootstrap
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -22,15 +23,9 @@ func validateExtraConfig(spec *bootstrapv1.KThreesConfigSpec, fldPath *field.Pat
 }
 
 func validateExtraOptions(options map[string]apiextensionsv1.JSON, role string, fldPath *field.Path) field.ErrorList {
-	// Sorted, so that the errors come in the same order on every call.
-	keys := make([]string, 0, len(options))
-	for key := range options {
-		keys = append(keys, key)
-	}
-	sort.Strings(keys)
-
 	var errs field.ErrorList
-	for _, key := range keys {
+	// Sorted, so that the errors come in the same order on every call.
+	for _, key := range slices.Sorted(maps.Keys(options)) {
 		p := fldPath.Key(key)
 		name := k3s.OptionName(key)
 		if instead, ok := k3s.ManagedOptions[name]; ok {
