@@ -1,7 +1,9 @@
 package controlplane
 
 import (
+	"fmt"
 	"maps"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -9,6 +11,7 @@ import (
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 	"github.com/capk3s/capk3s/internal/k3s"
+	"github.com/capk3s/capk3s/internal/machinenaming"
 )
 
 // This file is the one place that says what a server's objects should look like. It is
@@ -48,6 +51,25 @@ func desiredMinReadySeconds(kcp *controlplanev1.KThreesControlPlane) *int32 {
 	return kcp.Spec.MachineTemplate.Spec.MinReadySeconds
 }
 
+// desiredTaints are the taints CAPI's Machine controller keeps on the server's Node,
+// propagated in place: the Machine controller changes them on the running Node.
+func desiredTaints(kcp *controlplanev1.KThreesControlPlane) []clusterv1.MachineTaint {
+	return slices.Clone(kcp.Spec.MachineTemplate.Spec.Taints)
+}
+
+// newServerName is the name of a new server's Machine, which its KThreesConfig and
+// infrastructure machine share. It is only ever computed for a new server: an
+// existing one keeps its name whatever the template says now, so the name is not
+// part of the up-to-date decision.
+func newServerName(kcp *controlplanev1.KThreesControlPlane, cluster *clusterv1.Cluster) (string, error) {
+	name, err := machinenaming.Generate(kcp.Spec.MachineNaming.Template,
+		machinenaming.Names{Cluster: cluster.Name, ControlPlane: kcp.Name})
+	if err != nil {
+		return "", fmt.Errorf("naming a new server from spec.machineNaming.template: %w", err)
+	}
+	return name, nil
+}
+
 func controllerRef(kcp *controlplanev1.KThreesControlPlane) metav1.OwnerReference {
 	return *metav1.NewControllerRef(kcp, controlplanev1.GroupVersion.WithKind("KThreesControlPlane"))
 }
@@ -72,6 +94,7 @@ func desiredMachine(kcp *controlplanev1.KThreesControlPlane, cluster *clusterv1.
 			ReadinessGates:    kcp.Spec.MachineTemplate.Spec.ReadinessGates,
 			Deletion:          desiredDeletion(kcp),
 			MinReadySeconds:   desiredMinReadySeconds(kcp),
+			Taints:            desiredTaints(kcp),
 		},
 	}
 	// The pre-terminate hook holds the Machine's deletion until k3s has removed its

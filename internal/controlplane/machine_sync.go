@@ -14,8 +14,9 @@ import (
 )
 
 // syncMachine brings one server Machine in line with what the control plane wants
-// without replacing it: template metadata, the etcd hook, deletion timeouts and
-// minReadySeconds in its spec, and its UpToDate condition in its status. CAPI leaves
+// without replacing it: template metadata, the etcd hook, deletion timeouts,
+// minReadySeconds and taints in its spec (CAPI's Machine controller then changes the
+// Node's taints in place), and its UpToDate condition in its status. CAPI leaves
 // UpToDate on control-plane Machines to their control plane (the contract's
 // "MinReadySeconds and UpToDate propagation"); the Cluster's
 // ControlPlaneMachinesUpToDate and this control plane's counters read it.
@@ -36,6 +37,7 @@ func (r *Reconciler) syncMachine(ctx context.Context, kcp *controlplanev1.KThree
 		}
 		m.Spec.Deletion = desiredDeletion(kcp)
 		m.Spec.MinReadySeconds = desiredMinReadySeconds(kcp)
+		m.Spec.Taints = desiredTaints(kcp)
 	}
 	setMachineUpToDate(m, upToDateReason(m, objs, kcp, time.Now()))
 	if err := helper.Patch(ctx, m, patch.WithOwnedConditions{Conditions: []string{clusterv1.MachineUpToDateCondition}}); err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/rand"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/controllers/external"
 	"sigs.k8s.io/cluster-api/util/collections"
@@ -19,10 +18,13 @@ import (
 )
 
 // scaleUp creates one server: its infrastructure machine (cloned from the template),
-// its KThreesConfig and its Machine, all under one name. If a later step fails, the
+// its KThreesConfig and its Machine, all under one name (spec.machineNaming). If a later step fails, the
 // earlier objects are deleted so that no orphan is left.
 func (r *Reconciler) scaleUp(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, machines, outdated collections.Machines) error {
-	name := kcp.Name + "-" + rand.String(5)
+	name, err := newServerName(kcp, cluster)
+	if err != nil {
+		return err
+	}
 	failureDomain := failureDomainForScaleUp(ctx, cluster, machines, outdated)
 
 	infra, infraRef, err := r.createInfraMachine(ctx, cluster, kcp, name)

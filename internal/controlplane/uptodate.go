@@ -22,8 +22,9 @@ type serverObjects struct {
 // upToDateReason says why a server needs replacing, or "" when it does not. It
 // compares the server with what desiredstate.go would create today: the version (by
 // value: "1.31.4+k3s1" equals "v1.31.4+k3s1"), the KThreesConfig spec, the
-// infrastructure template it was cloned from, and rolloutAfter (or rollout.after). Labels, annotations
-// and deletion timeouts are propagated in place and never cause a rollout.
+// infrastructure template it was cloned from, and rolloutAfter (or rollout.after). Labels, annotations,
+// deletion timeouts and taints are propagated in place and never cause a rollout; the
+// name (spec.machineNaming) only applies to new servers and is not compared either.
 func upToDateReason(m *clusterv1.Machine, objs serverObjects, kcp *controlplanev1.KThreesControlPlane, now time.Time) string {
 	want, err := k3s.ParseVersion(kcp.Spec.Version)
 	if err != nil {

@@ -54,6 +54,10 @@ type KThreesControlPlaneSpec struct {
 	// are replaced.
 	// +optional
 	RemediationStrategy *RemediationStrategy `json:"remediationStrategy,omitempty"`
+
+	// machineNaming says how new server Machines are named.
+	// +optional
+	MachineNaming MachineNamingSpec `json:"machineNaming,omitempty,omitzero"`
 }
 
 // KThreesControlPlaneMachineTemplate shapes the control plane's Machines. The spec
@@ -150,6 +154,16 @@ type KThreesControlPlaneMachineTemplateSpec struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	MinReadySeconds *int32 `json:"minReadySeconds,omitempty"`
+
+	// taints are the Node taints that Cluster API's Machine controller keeps on each
+	// server's Node. They are set on existing Machines in place, without a rollout.
+	// +optional
+	// +listType=map
+	// +listMapKey=key
+	// +listMapKey=effect
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	Taints []clusterv1.MachineTaint `json:"taints,omitempty"`
 }
 
 // MachineDeletionSpec holds the timeouts that apply when a server's Machine is deleted;

@@ -180,6 +180,10 @@ type KThreesControlPlaneTemplateResourceSpec struct {
 	// remediationStrategy says how unhealthy servers are replaced.
 	// +optional
 	RemediationStrategy *RemediationStrategy `json:"remediationStrategy,omitempty"`
+
+	// machineNaming says how new server Machines are named.
+	// +optional
+	MachineNaming MachineNamingSpec `json:"machineNaming,omitempty,omitzero"`
 }
 
 // KThreesControlPlaneTemplateMachineTemplate is the machine template of a
@@ -242,6 +246,16 @@ type KThreesControlPlaneTemplateMachineTemplateSpec struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	MinReadySeconds *int32 `json:"minReadySeconds,omitempty"`
+
+	// taints are the Node taints that Cluster API's Machine controller keeps on each
+	// server's Node.
+	// +optional
+	// +listType=map
+	// +listMapKey=key
+	// +listMapKey=effect
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	Taints []clusterv1.MachineTaint `json:"taints,omitempty"`
 }
 
 // +kubebuilder:object:root=true

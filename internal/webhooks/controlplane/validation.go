@@ -35,6 +35,7 @@ func validateSpec(spec *controlplanev1.KThreesControlPlaneSpec, namespace string
 	replicas := ptr.To(ptr.Deref(spec.Replicas, 1))
 	errs = append(errs, validateRolloutStrategy(spec.RolloutStrategy, replicas, datastore, fldPath.Child("rolloutStrategy"))...)
 	errs = append(errs, validateRemediationStrategy(spec.RemediationStrategy, fldPath.Child("remediationStrategy"))...)
+	errs = append(errs, validateMachineNaming(spec.MachineNaming, fldPath.Child("machineNaming"))...)
 	errs = append(errs, bootstrapwebhooks.ValidateSpec(&spec.KThreesConfigSpec, fldPath.Child("kthreesConfigSpec"))...)
 	return errs
 }
@@ -133,6 +134,7 @@ func validateMachineTemplate(mt *controlplanev1.KThreesControlPlaneMachineTempla
 	errs = append(errs, mt.ObjectMeta.Validate(fldPath.Child("metadata"))...)
 
 	specPath := fldPath.Child("spec")
+	errs = append(errs, validateTaints(mt.Spec.Taints, specPath.Child("taints"))...)
 	refPath := specPath.Child("infrastructureRef")
 	ref := mt.Spec.InfrastructureRef
 	if old := *deprecatedRef(mt); old != nil {
@@ -344,10 +346,12 @@ func validateTemplateSpec(spec *controlplanev1.KThreesControlPlaneTemplateResour
 	if mt := spec.MachineTemplate; mt != nil {
 		mtPath := fldPath.Child("machineTemplate")
 		errs = append(errs, mt.ObjectMeta.Validate(mtPath.Child("metadata"))...)
+		errs = append(errs, validateTaints(mt.Spec.Taints, mtPath.Child("spec", "taints"))...)
 		errs = append(errs, validateDeprecatedTimeouts(templateDeprecatedTimeouts(mt), mtPath)...)
 	}
 	errs = append(errs, validateRolloutStrategy(spec.RolloutStrategy, nil, spec.KThreesConfigSpec.ServerConfig.Datastore != nil, fldPath.Child("rolloutStrategy"))...)
 	errs = append(errs, validateRemediationStrategy(spec.RemediationStrategy, fldPath.Child("remediationStrategy"))...)
+	errs = append(errs, validateMachineNaming(spec.MachineNaming, fldPath.Child("machineNaming"))...)
 	errs = append(errs, bootstrapwebhooks.ValidateSpec(&spec.KThreesConfigSpec, fldPath.Child("kthreesConfigSpec"))...)
 	return errs
 }
