@@ -2,6 +2,7 @@ package controlplane
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -85,6 +86,33 @@ var badControlPlanes = []badInput{
 	{name: "no infrastructure reference at all", modify: func(s *controlplanev1.KThreesControlPlaneSpec) {
 		s.MachineTemplate = controlplanev1.KThreesControlPlaneMachineTemplate{}
 	}, path: "spec", message: "spec.machineTemplate.spec.infrastructureRef is required", bySchema: true},
+
+	// machine naming and taints
+	{name: "naming template without random", modify: func(s *controlplanev1.KThreesControlPlaneSpec) {
+		s.MachineNaming.Template = "{{ .cluster.name }}-server"
+	}, path: "spec.machineNaming.template", message: "the name must depend on {{ .random }}, else two Machines would get the same name"},
+	{name: "naming template that does not parse", modify: func(s *controlplanev1.KThreesControlPlaneSpec) {
+		s.MachineNaming.Template = "{{ .cluster.name -{{ .random }}"
+	}, path: "spec.machineNaming.template", message: "does not parse as a Go template"},
+	{name: "naming template giving names that are not DNS names", modify: func(s *controlplanev1.KThreesControlPlaneSpec) {
+		s.MachineNaming.Template = "Server_{{ .random }}"
+	}, path: "spec.machineNaming.template", message: "renders names that are not valid object names"},
+	{name: "naming template too long", modify: func(s *controlplanev1.KThreesControlPlaneSpec) {
+		s.MachineNaming.Template = strings.Repeat("a", 250) + "{{ .random }}"
+	}, path: "spec.machineNaming.template", message: "may not be more than 256 bytes", bySchema: true},
+	{name: "taint reserved for the kubelet", modify: func(s *controlplanev1.KThreesControlPlaneSpec) {
+		s.MachineTemplate.Spec.Taints = []clusterv1.MachineTaint{{Key: "node.kubernetes.io/unschedulable", Effect: "NoSchedule", Propagation: "Always"}}
+	}, path: "spec.machineTemplate.spec.taints[0].key", message: "is reserved for the kubelet and the node lifecycle controller"},
+	{name: "taint Cluster API manages", modify: func(s *controlplanev1.KThreesControlPlaneSpec) {
+		s.MachineTemplate.Spec.Taints = []clusterv1.MachineTaint{{Key: clusterv1.NodeUninitializedTaint.Key, Effect: "NoSchedule", Propagation: "Always"}}
+	}, path: "spec.machineTemplate.spec.taints[0].key", message: "is set and removed by Cluster API itself"},
+	{name: "taint without propagation", modify: func(s *controlplanev1.KThreesControlPlaneSpec) {
+		s.MachineTemplate.Spec.Taints = []clusterv1.MachineTaint{{Key: "dedicated", Effect: "NoSchedule"}}
+	}, path: "spec.machineTemplate.spec.taints[0].propagation", message: "Required value", bySchema: true},
+	{name: "taint twice", modify: func(s *controlplanev1.KThreesControlPlaneSpec) {
+		t := clusterv1.MachineTaint{Key: "dedicated", Effect: "NoSchedule", Propagation: "Always"}
+		s.MachineTemplate.Spec.Taints = []clusterv1.MachineTaint{t, t}
+	}, path: "spec.machineTemplate.spec.taints[1]", message: "Duplicate value", bySchema: true},
 
 	// cluster-api-k3s's fields that defaulting could not move
 	{name: "deprecated ref into another namespace", modify: func(s *controlplanev1.KThreesControlPlaneSpec) {
@@ -382,6 +410,14 @@ func TestTemplateRejectsInvalidSpec(t *testing.T) {
 		{badInput: badInput{name: "config file path relative", path: "spec.template.spec.kthreesConfigSpec.files[0].path",
 			message: "must be an absolute path"},
 			modify: func(s *spec) { s.KThreesConfigSpec.Files[0].Path = "motd" }},
+		{badInput: badInput{name: "naming template without random", path: "spec.template.spec.machineNaming.template",
+			message: "the name must depend on {{ .random }}"},
+			modify: func(s *spec) { s.MachineNaming.Template = "{{ .cluster.name }}-cp" }},
+		{badInput: badInput{name: "taint with a cloud provider's key", path: "spec.template.spec.machineTemplate.spec.taints[0].key",
+			message: "is reserved for the cloud controller manager"},
+			modify: func(s *spec) {
+				s.MachineTemplate.Spec.Taints = []clusterv1.MachineTaint{{Key: "node.cloudprovider.kubernetes.io/uninitialized", Effect: "NoSchedule", Propagation: "Always"}}
+			}},
 		{badInput: badInput{name: "bad machine label", path: "spec.template.spec.machineTemplate.metadata.labels",
 			message: "Invalid value"},
 			modify: func(s *spec) { s.MachineTemplate.ObjectMeta.Labels = map[string]string{"a b": "c"} }},

@@ -25,8 +25,13 @@ func validSpec() controlplanev1.KThreesControlPlaneSpec {
 			Spec: controlplanev1.KThreesControlPlaneMachineTemplateSpec{
 				InfrastructureRef: dockerRef,
 				Deletion:          controlplanev1.MachineDeletionSpec{NodeDrainTimeoutSeconds: ptr.To[int32](60)},
+				Taints: []clusterv1.MachineTaint{
+					{Key: "node-role.kubernetes.io/control-plane", Effect: "NoSchedule", Propagation: clusterv1.MachineTaintPropagationAlways},
+					{Key: "node.kubernetes.io/out-of-service", Value: "shutdown", Effect: "NoExecute", Propagation: clusterv1.MachineTaintPropagationOnInitialization},
+				},
 			},
 		},
+		MachineNaming: controlplanev1.MachineNamingSpec{Template: "{{ .cluster.name }}-server-{{ .random }}"},
 		KThreesConfigSpec: bootstrapv1.KThreesConfigSpec{
 			Files: []bootstrapv1.File{{Path: "/etc/motd", Content: "hello"}},
 			ServerConfig: bootstrapv1.KThreesServerConfig{
@@ -103,6 +108,37 @@ func TestValidateSpec(t *testing.T) {
 			want: []wantErr{{"spec.version", "must be a k3s version"}}},
 		{name: "version not a version", modify: func(s *spec) { s.Version = "latest" },
 			want: []wantErr{{"spec.version", "must be a k3s version"}}},
+
+		// machine naming
+		{name: "naming with the control plane's name", modify: func(s *spec) { s.MachineNaming.Template = "{{.kthreesControlPlane.name}}.{{.random}}" }},
+		{name: "naming without random", modify: func(s *spec) { s.MachineNaming.Template = "{{ .kthreesControlPlane.name }}" },
+			want: []wantErr{{"spec.machineNaming.template", "the name must depend on {{ .random }}"}}},
+		{name: "naming that does not parse", modify: func(s *spec) { s.MachineNaming.Template = "{{ .random " },
+			want: []wantErr{{"spec.machineNaming.template", "does not parse as a Go template"}}},
+		{name: "naming with an unknown variable", modify: func(s *spec) { s.MachineNaming.Template = "{{ .namespace }}-{{ .random }}" },
+			want: []wantErr{{"spec.machineNaming.template", "the variables are .cluster.name, .kthreesControlPlane.name and .random"}}},
+		{name: "naming with KCP's variable", modify: func(s *spec) { s.MachineNaming.Template = "{{ .kubeadmControlPlane.name }}-{{ .random }}" },
+			want: []wantErr{{"spec.machineNaming.template", "write {{ .kthreesControlPlane.name }}"}}},
+		{name: "naming with upper case", modify: func(s *spec) { s.MachineNaming.Template = "Server-{{ .random }}" },
+			want: []wantErr{{"spec.machineNaming.template", "renders names that are not valid object names"}}},
+
+		// taints
+		{name: "no taints", modify: func(s *spec) { s.MachineTemplate.Spec.Taints = nil }},
+		{name: "taints of others", modify: func(s *spec) {
+			s.MachineTemplate.Spec.Taints = []clusterv1.MachineTaint{
+				{Key: "node.kubernetes.io/not-ready", Effect: "NoExecute", Propagation: "Always"},
+				{Key: "node.cloudprovider.kubernetes.io/uninitialized", Effect: "NoSchedule", Propagation: "Always"},
+				{Key: clusterv1.NodeOutdatedRevisionTaint.Key, Effect: "PreferNoSchedule", Propagation: "Always"},
+				{Key: "node-role.kubernetes.io/master", Effect: "NoSchedule", Propagation: "Always"},
+				{Key: "example.com/" + strings.Repeat("k", 64), Effect: "NoSchedule", Propagation: "Always"},
+			}
+		}, want: []wantErr{
+			{"spec.machineTemplate.spec.taints[0].key", "is reserved for the kubelet"},
+			{"spec.machineTemplate.spec.taints[1].key", "is reserved for the cloud controller manager"},
+			{"spec.machineTemplate.spec.taints[2].key", "is set and removed by Cluster API itself"},
+			{"spec.machineTemplate.spec.taints[3].key", "use node-role.kubernetes.io/control-plane"},
+			{"spec.machineTemplate.spec.taints[4].key", "must be no more than 63"},
+		}},
 
 		// machine template
 		{name: "bad machine label", modify: func(s *spec) { s.MachineTemplate.ObjectMeta.Labels = map[string]string{"not a key": "x"} },
@@ -305,8 +341,11 @@ func validTemplateSpec() controlplanev1.KThreesControlPlaneTemplateResourceSpec 
 	return controlplanev1.KThreesControlPlaneTemplateResourceSpec{
 		MachineTemplate: &controlplanev1.KThreesControlPlaneTemplateMachineTemplate{
 			ObjectMeta: s.MachineTemplate.ObjectMeta,
-			Spec:       controlplanev1.KThreesControlPlaneTemplateMachineTemplateSpec{Deletion: s.MachineTemplate.Spec.Deletion},
+			Spec: controlplanev1.KThreesControlPlaneTemplateMachineTemplateSpec{
+				Deletion: s.MachineTemplate.Spec.Deletion, Taints: s.MachineTemplate.Spec.Taints,
+			},
 		},
+		MachineNaming:       s.MachineNaming,
 		KThreesConfigSpec:   s.KThreesConfigSpec,
 		RolloutStrategy:     s.RolloutStrategy,
 		RemediationStrategy: s.RemediationStrategy,
@@ -330,6 +369,10 @@ func TestValidateTemplateSpec(t *testing.T) {
 			want: []wantErr{{"spec.template.spec.remediationStrategy.retryPeriod", "must not be negative"}}},
 		{name: "bad machine annotation", modify: func(s *spec) { s.MachineTemplate.ObjectMeta.Annotations = map[string]string{"/x": "y"} },
 			want: []wantErr{{"spec.template.spec.machineTemplate.metadata.annotations", "Invalid value"}}},
+		{name: "naming without random", modify: func(s *spec) { s.MachineNaming.Template = "cp" },
+			want: []wantErr{{"spec.template.spec.machineNaming.template", "the name must depend on {{ .random }}"}}},
+		{name: "reserved taint", modify: func(s *spec) { s.MachineTemplate.Spec.Taints[0].Key = "node.kubernetes.io/disk-pressure" },
+			want: []wantErr{{"spec.template.spec.machineTemplate.spec.taints[0].key", "is reserved for the kubelet"}}},
 		{name: "config file path", modify: func(s *spec) { s.KThreesConfigSpec.Files[0].Path = "/etc/../motd" },
 			want: []wantErr{{"spec.template.spec.kthreesConfigSpec.files[0].path", "must not contain .. segments"}}},
 	}
