@@ -1,9 +1,15 @@
 package e2e
 
 import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 // TestInitNonHA: one server and two agents come up; the kubeconfig capk3s wrote
@@ -54,12 +60,41 @@ func TestInitNonHA(t *testing.T) {
 	s.token.check(t)
 }
 
-// TestInitHA: three servers form one etcd cluster of three members.
+// TestInitHA: three servers form one etcd cluster of three members. They are named
+// by the control plane's machineNaming template, and CAPI's Machine controller puts
+// the machine template's taint on their Nodes.
 func TestInitHA(t *testing.T) {
 	s := newScenario(t, 3, 0)
+	s.objs.ControlPlane.Spec.MachineNaming.Template = "{{ .cluster.name }}-server-{{ .random }}"
+	taint := clusterv1.MachineTaint{Key: "example.com/servers-only", Value: "true", Effect: corev1.TaintEffectNoSchedule,
+		Propagation: clusterv1.MachineTaintPropagationAlways}
+	s.objs.ControlPlane.Spec.MachineTemplate.Spec.Taints = []clusterv1.MachineTaint{taint}
 	s.create()
 	s.waitServers(3, oldVersion)
 	s.clusterAvailable()
+
+	named := regexp.MustCompile(`^k3s-server-[a-z0-9]{5}$`)
+	for name := range s.serverNames() {
+		if !named.MatchString(name) {
+			t.Errorf("server Machine %q does not follow the template %q", name, s.objs.ControlPlane.Spec.MachineNaming.Template)
+		}
+	}
+	s.eventually("the servers' Nodes to carry the machine template's taint", func(ctx context.Context) (bool, string, error) {
+		machines, err := s.serverMachines(ctx)
+		if err != nil {
+			return false, "", err
+		}
+		nodes := s.nodes()
+		for _, m := range machines {
+			n := nodes[m.Status.NodeRef.Name]
+			if !slices.ContainsFunc(n.Spec.Taints, func(got corev1.Taint) bool {
+				return got.Key == taint.Key && got.Value == taint.Value && got.Effect == taint.Effect
+			}) {
+				return false, fmt.Sprintf("Node %q of %s has taints %v", m.Status.NodeRef.Name, m.Name, n.Spec.Taints), nil
+			}
+		}
+		return true, "", nil
+	})
 
 	members := sets.New(simulator.EtcdMembers(s.key)...)
 	for name, n := range s.nodes() {

@@ -12,6 +12,7 @@ import (
 	machinehealthcheckcontroller "sigs.k8s.io/cluster-api/core/reconcilers/machinehealthcheck"
 	machinesetcontroller "sigs.k8s.io/cluster-api/core/reconcilers/machineset"
 	"sigs.k8s.io/cluster-api/core/setup"
+	"sigs.k8s.io/cluster-api/feature"
 	"sigs.k8s.io/cluster-api/util/index"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -40,6 +41,12 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		opts.Concurrency = 4
 	}
 	copts := controller.Options{MaxConcurrentReconciles: opts.Concurrency}
+	// CAPI's Machine controller keeps a Machine's spec.taints on its Node only with
+	// this alpha gate on (CAPI's --feature-gates flag, clusterctl's
+	// EXP_MACHINE_TAINT_PROPAGATION); the stack runs CAPI as the docs ask users to.
+	if err := feature.MutableGates.SetFromMap(map[string]bool{string(feature.MachineTaintPropagation): true}); err != nil {
+		return fmt.Errorf("feature gates: %w", err)
+	}
 	if err := index.AddDefaultIndexes(ctx, mgr); err != nil {
 		return fmt.Errorf("indexes: %w", err)
 	}
