@@ -21,7 +21,7 @@ func TestMachineNamingAndTaintsSurviveV1Beta1(t *testing.T) {
 			Version: "v1.31.4+k3s1",
 			MachineTemplate: controlplanev1.KThreesControlPlaneMachineTemplate{Spec: controlplanev1.KThreesControlPlaneMachineTemplateSpec{
 				InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: "infrastructure.cluster.x-k8s.io", Kind: "DockerMachineTemplate", Name: "cp"},
-				Taints: []clusterv1.MachineTaint{{Key: "dedicated", Value: "cp", Effect: "NoSchedule", Propagation: clusterv1.MachineTaintPropagationAlways}},
+				Taints:            []clusterv1.MachineTaint{{Key: "dedicated", Value: "cp", Effect: "NoSchedule", Propagation: clusterv1.MachineTaintPropagationAlways}},
 			}},
 			MachineNaming: controlplanev1.MachineNamingSpec{Template: "{{ .cluster.name }}-server-{{ .random }}"},
 		},

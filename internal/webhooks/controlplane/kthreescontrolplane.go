@@ -34,7 +34,9 @@ func (*KThreesControlPlane) Default(_ context.Context, cp *controlplanev1.KThree
 // the fields kept for cluster-api-k3s but ignored (controlPlaneWarnings).
 func (*KThreesControlPlane) ValidateCreate(_ context.Context, cp *controlplanev1.KThreesControlPlane) (admission.Warnings, error) {
 	specPath := field.NewPath("spec")
-	return controlPlaneWarnings(&cp.Spec, specPath), controlPlaneInvalid(cp.Name, validateSpec(&cp.Spec, cp.Namespace, specPath))
+	warnings := append(controlPlaneWarnings(&cp.Spec, specPath),
+		taintsGateWarning(nil, cp.Spec.MachineTemplate.Spec.Taints, specPath.Child("machineTemplate", "spec", "taints"))...)
+	return warnings, controlPlaneInvalid(cp.Name, validateSpec(&cp.Spec, cp.Namespace, specPath))
 }
 
 // ValidateUpdate validates a changed spec as on creation, plus the rules about the
@@ -58,7 +60,9 @@ func (*KThreesControlPlane) ValidateUpdate(_ context.Context, oldCP, newCP *cont
 	errs = append(errs, validateImmutable(oldSpec, &newCP.Spec, specPath)...)
 	errs = append(errs, bootstrapwebhooks.ValidateDatastoreChange(&oldSpec.KThreesConfigSpec.ServerConfig,
 		&newCP.Spec.KThreesConfigSpec.ServerConfig, specPath.Child("kthreesConfigSpec", "serverConfig"))...)
-	return controlPlaneWarnings(&newCP.Spec, specPath), controlPlaneInvalid(newCP.Name, errs)
+	warnings := append(controlPlaneWarnings(&newCP.Spec, specPath), taintsGateWarning(oldSpec.MachineTemplate.Spec.Taints,
+		newCP.Spec.MachineTemplate.Spec.Taints, specPath.Child("machineTemplate", "spec", "taints"))...)
+	return warnings, controlPlaneInvalid(newCP.Name, errs)
 }
 
 // ValidateDelete allows every deletion: the webhook is not registered for DELETE.

@@ -3,9 +3,11 @@ package controlplane
 import (
 	"strings"
 
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/validate/content"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 	"github.com/capk3s/capk3s/internal/machinenaming"
@@ -61,4 +63,15 @@ func reservedTaintKey(key string) string {
 		return "is deprecated since Kubernetes 1.24; use node-role.kubernetes.io/control-plane"
 	}
 	return ""
+}
+
+// taintsGateWarning reminds, when taints are set or changed, of the Cluster API
+// feature gate they need: without it Cluster API refuses the servers' Machines, and
+// this webhook cannot tell (see validateTaints). oldTaints is nil on creation.
+func taintsGateWarning(oldTaints, newTaints []clusterv1.MachineTaint, fldPath *field.Path) admission.Warnings {
+	if len(newTaints) == 0 || apiequality.Semantic.DeepEqual(oldTaints, newTaints) {
+		return nil
+	}
+	return admission.Warnings{fldPath.String() + " needs Cluster API's MachineTaintPropagation feature gate: without it Cluster API " +
+		"refuses Machines with taints, and no server can be created or updated"}
 }

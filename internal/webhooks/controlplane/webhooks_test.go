@@ -3,6 +3,7 @@ package controlplane
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -227,4 +228,35 @@ func TestScaleValidator(t *testing.T) {
 // equalSpecs keeps the apiserver tests' comparisons semantic (quantities, times).
 func equalSpecs(a, b any) bool {
 	return apiequality.Semantic.DeepEqual(a, b)
+}
+
+// Setting or changing taints warns about Cluster API's feature gate, which this
+// webhook cannot see; an update that leaves them alone does not repeat it.
+func TestTaintsWarnAboutTheFeatureGate(t *testing.T) {
+	w := &KThreesControlPlane{}
+	ctx := context.Background()
+	cp := &controlplanev1.KThreesControlPlane{ObjectMeta: metav1.ObjectMeta{Namespace: testNamespace, Name: "cp"}, Spec: validSpec()}
+	const want = "spec.machineTemplate.spec.taints needs Cluster API's MachineTaintPropagation feature gate"
+	hasWarning := func(warnings admission.Warnings) bool {
+		return slices.ContainsFunc(warnings, func(w string) bool { return strings.HasPrefix(w, want) })
+	}
+	warnings, err := w.ValidateCreate(ctx, cp)
+	if err != nil || !hasWarning(warnings) {
+		t.Errorf("create with taints: warnings %q, error %v; want the feature gate warning", warnings, err)
+	}
+	scaled := cp.DeepCopy()
+	scaled.Spec.Replicas = ptr.To[int32](5)
+	if warnings, err := w.ValidateUpdate(ctx, cp, scaled); err != nil || hasWarning(warnings) {
+		t.Errorf("update without a taint change: warnings %q, error %v; want none about the gate", warnings, err)
+	}
+	retainted := cp.DeepCopy()
+	retainted.Spec.MachineTemplate.Spec.Taints[0].Value = "changed"
+	if warnings, err := w.ValidateUpdate(ctx, cp, retainted); err != nil || !hasWarning(warnings) {
+		t.Errorf("taint change: warnings %q, error %v; want the feature gate warning", warnings, err)
+	}
+	untainted := cp.DeepCopy()
+	untainted.Spec.MachineTemplate.Spec.Taints = nil
+	if warnings, err := w.ValidateCreate(ctx, untainted); err != nil || hasWarning(warnings) {
+		t.Errorf("create without taints: warnings %q, error %v; want none about the gate", warnings, err)
+	}
 }
