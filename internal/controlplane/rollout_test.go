@@ -108,6 +108,14 @@ func TestUpToDateReason(t *testing.T) {
 	withBoth.Spec.RolloutAfter = ptr.To(metav1.NewTime(t0.Add(-3 * time.Hour)))
 	withBoth.Spec.Rollout.After = metav1.NewTime(t0.Add(-time.Hour))
 
+	// Taints are changed in place and names only apply to new servers: neither is
+	// compared, so a server named otherwise and tainted otherwise is up to date.
+	reshaped := decisionKCP(3, nil)
+	reshaped.Spec.MachineNaming.Template = "{{ .cluster.name }}-renamed-{{ .random }}"
+	reshaped.Spec.MachineTemplate.Spec.Taints = []clusterv1.MachineTaint{{Key: "example.com/new", Effect: "NoSchedule", Propagation: clusterv1.MachineTaintPropagationAlways}}
+	oldShape := decisionMachine("cp-abcde", time.Hour)
+	oldShape.Spec.Taints = []clusterv1.MachineTaint{{Key: "example.com/old", Effect: "NoExecute", Propagation: clusterv1.MachineTaintPropagationAlways}}
+
 	cases := []struct {
 		name string
 		kcp  *controlplanev1.KThreesControlPlane
@@ -115,6 +123,7 @@ func TestUpToDateReason(t *testing.T) {
 		objs serverObjects
 		want string // substring of the reason; "" means up to date
 	}{
+		{"other name and taints", reshaped, oldShape, serverObjects{config: sameConfig}, ""},
 		{"same version without the v", kcp, decisionMachine("a", time.Hour), serverObjects{config: sameConfig}, ""},
 		{"older version", kcp, decisionMachine("a", time.Hour, withVersion("v1.30.8+k3s1")), serverObjects{}, "version v1.30.8+k3s1, want v1.31.4+k3s1"},
 		{"another k3s release of the same Kubernetes version", kcp, decisionMachine("a", time.Hour, withVersion("v1.31.4+k3s2")), serverObjects{}, "version v1.31.4+k3s2"},
