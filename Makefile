@@ -4,6 +4,7 @@
 #                  check, go vet, golangci-lint, all tests on a real kube-apiserver.
 #   make generate  deepcopy, CRDs and RBAC from the Go markers.
 #   make sandbox   capk3s on simulated k3s machines, with a demo cluster (SANDBOX_FLAGS=...).
+#   make bench     the scale benchmark, capk3s beside CAPI's kubeadm providers (BENCH_FLAGS=...).
 #   make release-manifests  what a release publishes, into out/ (clusterctl's files).
 #   make images    both manager images (linux/amd64 + linux/arm64 OCI layouts) and their
 #                  SBOMs into out/images/, without a container engine.
@@ -63,13 +64,15 @@ verify-generate: generate ## Fail if generated files differ from what is committ
 	fi
 
 .PHONY: vet
-vet: ## go vet the project (hack/tools only pins binaries' sources; it has no code to vet).
+vet: ## go vet the project and the benchmark's module (hack/tools only pins binaries' sources; it has no code to vet).
 	go vet ./...
+	cd test/bench && go vet ./...
 
 .PHONY: lint
 lint: ## golangci-lint (config in .golangci.yml).
 	hack/ensure-tools.sh golangci-lint
 	$(GOLANGCI_LINT) run --allow-parallel-runners ./...
+	cd test/bench && $(GOLANGCI_LINT) run --allow-parallel-runners ./...
 
 .PHONY: fmt-check
 fmt-check: ## Fail if any Go file is not gofmt-ed.
@@ -101,9 +104,23 @@ sandbox: ## Run capk3s locally on simulated k3s machines and bring up a demo clu
 	hack/ensure-tools.sh etcd kube-apiserver kube-controller-manager
 	go run ./cmd/capk3s sandbox $(SANDBOX_FLAGS)
 
+# The benchmark (test/bench, its own module) compares capk3s with CAPI's kubeadm
+# providers on the same wiring; docs/performance.md explains the figures.
+BENCH_FLAGS ?= -compare capk3s,kcp -clusters 100
+
+.PHONY: bench
+bench: ## Scale benchmark, capk3s beside KubeadmControlPlane on the same harness (BENCH_FLAGS=..., see docs/performance.md).
+	hack/ensure-tools.sh etcd kube-apiserver
+	cd test/bench && go run . $(BENCH_FLAGS)
+
+.PHONY: bench-smoke
+bench-smoke: ## The benchmark once at 3 clusters per provider: it must finish and report (no timing is checked).
+	hack/ensure-tools.sh etcd kube-apiserver
+	cd test/bench && go run . -compare capk3s,kcp -clusters 3 -idle 5s -timeout 10m
+
 .PHONY: unit
 unit: ## Run the tests (needs the tools; 'make test' builds them).
 	go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: test
-test: tools verify-generate fmt-check vet lint build unit ## Everything CI runs.
+test: tools verify-generate fmt-check vet lint build unit bench-smoke ## Everything CI runs.

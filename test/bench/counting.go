@@ -1,0 +1,154 @@
+package main
+
+import (
+	"net/http"
+	"sort"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/client-go/rest"
+)
+
+// requestCounter counts the management API requests of everything in this process
+// (CAPI core, the provider under test, the in-memory backend), by verb and resource as
+// the apiserver itself names them, and the 409 Conflict answers among them. Events are
+// counted apart: they are fire-and-forget and say nothing about reconcile cost.
+type requestCounter struct {
+	// infos parses a request the way the apiserver does (k8s.io/apiserver), so that
+	// "get" and "list", subresources and collection deletes are told apart exactly.
+	infos *request.RequestInfoFactory
+
+	mu        sync.Mutex
+	counts    map[requestKey]int
+	conflicts map[requestKey]int
+	events    int
+}
+
+type requestKey struct{ verb, resource string }
+
+func newRequestCounter() *requestCounter {
+	return &requestCounter{
+		infos: &request.RequestInfoFactory{
+			APIPrefixes:          sets.NewString("api", "apis"),
+			GrouplessAPIPrefixes: sets.NewString("api"),
+		},
+		counts:    map[requestKey]int{},
+		conflicts: map[requestKey]int{},
+	}
+}
+
+// wrap makes cfg's requests go through the counter.
+func (c *requestCounter) wrap(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+			resp, err := rt.RoundTrip(req)
+			c.record(req, resp)
+			return resp, err
+		})
+	})
+	return cfg
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func (c *requestCounter) record(req *http.Request, resp *http.Response) {
+	info, err := c.infos.NewRequestInfo(req)
+	if err != nil || !info.IsResourceRequest {
+		return
+	}
+	key := requestKey{verb: info.Verb, resource: info.Resource}
+	if info.Subresource != "" {
+		key.resource += "/" + info.Subresource
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if info.Resource == "events" {
+		c.events++
+		return
+	}
+	c.counts[key]++
+	if resp != nil && resp.StatusCode == http.StatusConflict {
+		c.conflicts[key]++
+	}
+}
+
+// snapshot is what the counter has seen so far.
+func (c *requestCounter) snapshot() requestCounts {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := requestCounts{ByKey: map[requestKey]int{}, Events: c.events}
+	for k, n := range c.counts {
+		s.ByKey[k] = n
+		if isWrite(k.verb) {
+			s.Writes += n
+		} else {
+			s.Reads += n
+		}
+	}
+	for _, n := range c.conflicts {
+		s.Conflicts += n
+	}
+	return s
+}
+
+// requestCounts are counts at one moment; since gives the difference to an earlier one.
+type requestCounts struct {
+	ByKey     map[requestKey]int
+	Reads     int
+	Writes    int
+	Conflicts int
+	Events    int
+}
+
+func (s requestCounts) since(before requestCounts) requestCounts {
+	d := requestCounts{
+		ByKey:     map[requestKey]int{},
+		Reads:     s.Reads - before.Reads,
+		Writes:    s.Writes - before.Writes,
+		Conflicts: s.Conflicts - before.Conflicts,
+		Events:    s.Events - before.Events,
+	}
+	for k, n := range s.ByKey {
+		if n -= before.ByKey[k]; n != 0 {
+			d.ByKey[k] = n
+		}
+	}
+	return d
+}
+
+// sorted lists the counts, largest first, then by verb and resource.
+func (s requestCounts) sorted() []countEntry {
+	out := make([]countEntry, 0, len(s.ByKey))
+	for k, n := range s.ByKey {
+		out = append(out, countEntry{Verb: k.verb, Resource: k.resource, Count: n})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Count != out[j].Count {
+			return out[i].Count > out[j].Count
+		}
+		if out[i].Verb != out[j].Verb {
+			return out[i].Verb < out[j].Verb
+		}
+		return out[i].Resource < out[j].Resource
+	})
+	return out
+}
+
+type countEntry struct {
+	Verb     string `json:"verb"`
+	Resource string `json:"resource"`
+	Count    int    `json:"count"`
+}
+
+// isWrite says whether an apiserver verb changes state.
+func isWrite(verb string) bool {
+	switch verb {
+	case "get", "list", "watch":
+		return false
+	}
+	return true
+}

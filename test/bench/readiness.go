@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// readiness watches Clusters and Machines through an informer cache of its own, on a
+// connection that is not counted, and tells when each cluster became ready: the
+// Cluster Available and every control-plane Machine (as many as the shape asks for)
+// Ready. The same definition holds for both providers.
+type readiness struct {
+	cache   cache.Cache
+	servers int
+}
+
+func startReadiness(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, namespace string, servers int) (*readiness, error) {
+	c, err := cache.New(cfg, cache.Options{Scheme: scheme, DefaultNamespaces: map[string]cache.Config{namespace: {}}})
+	if err != nil {
+		return nil, err
+	}
+	// Informers for both kinds before the cache starts, so that the first list sees them.
+	for _, obj := range []client.Object{&clusterv1.Cluster{}, &clusterv1.Machine{}} {
+		if _, err := c.GetInformer(ctx, obj); err != nil {
+			return nil, err
+		}
+	}
+	go func() { _ = c.Start(ctx) }()
+	if !c.WaitForCacheSync(ctx) {
+		return nil, fmt.Errorf("readiness cache did not sync")
+	}
+	return &readiness{cache: c, servers: servers}, nil
+}
+
+// readyClusters is the set of clusters ready now.
+func (r *readiness) readyClusters(ctx context.Context) (map[string]bool, error) {
+	clusters := &clusterv1.ClusterList{}
+	if err := r.cache.List(ctx, clusters); err != nil {
+		return nil, err
+	}
+	machines := &clusterv1.MachineList{}
+	if err := r.cache.List(ctx, machines, client.HasLabels{clusterv1.MachineControlPlaneLabel}); err != nil {
+		return nil, err
+	}
+	readyServers := map[string]int{}
+	for i := range machines.Items {
+		m := &machines.Items[i]
+		if conditions.IsTrue(m, clusterv1.ReadyCondition) {
+			readyServers[m.Spec.ClusterName]++
+		}
+	}
+	out := map[string]bool{}
+	for i := range clusters.Items {
+		c := &clusters.Items[i]
+		if conditions.IsTrue(c, clusterv1.AvailableCondition) && readyServers[c.Name] >= r.servers {
+			out[c.Name] = true
+		}
+	}
+	return out, nil
+}
+
+// waitAll polls until every cluster in created is ready or ctx ends, and returns how
+// long each took from its creation. A cluster not ready by then is missing from the
+// result.
+func (r *readiness) waitAll(ctx context.Context, created map[string]time.Time, progress func(ready, total int)) (map[string]time.Duration, error) {
+	took := map[string]time.Duration{}
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	lastReport := time.Now()
+	for len(took) < len(created) {
+		select {
+		case <-ctx.Done():
+			return took, fmt.Errorf("%d of %d clusters ready when the wait ended: %w", len(took), len(created), ctx.Err())
+		case <-t.C:
+		}
+		ready, err := r.readyClusters(ctx)
+		if err != nil {
+			return took, err
+		}
+		now := time.Now()
+		for name := range ready {
+			if at, ok := created[name]; ok {
+				if _, seen := took[name]; !seen {
+					took[name] = now.Sub(at)
+				}
+			}
+		}
+		if progress != nil && now.Sub(lastReport) > 10*time.Second {
+			progress(len(took), len(created))
+			lastReport = now
+		}
+	}
+	return took, nil
+}
+
+// percentiles of a set of durations: p50, p90 and max, by the nearest-rank method.
+func percentiles(ds map[string]time.Duration) (p50, p90, maxD time.Duration) {
+	if len(ds) == 0 {
+		return 0, 0, 0
+	}
+	all := make([]time.Duration, 0, len(ds))
+	for _, d := range ds {
+		all = append(all, d)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	rank := func(p float64) time.Duration {
+		i := int(p*float64(len(all))+0.999999) - 1
+		return all[max(0, min(i, len(all)-1))]
+	}
+	return rank(0.5), rank(0.9), all[len(all)-1]
+}
