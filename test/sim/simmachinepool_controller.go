@@ -3,6 +3,8 @@ package sim
 import (
 	"context"
 	"errors"
+	"slices"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -34,6 +36,40 @@ const (
 // instance that cannot join stops the replacement, and the old ones keep running.
 type poolReconciler struct {
 	p *Provider
+
+	// mu guards instances: the instances each pool runs, as the cloud knows them. The
+	// SimMachinePool's status shows them, but the cache may hand a pass an older
+	// status than the last pass wrote, which would boot the same instances twice.
+	mu        sync.Mutex
+	instances map[client.ObjectKey][]simv1.SimMachinePoolInstance
+}
+
+// running is what the pool runs, seeded from the status the first time this
+// reconciler sees the pool (after a restart, or a move to another manager).
+func (r *poolReconciler) running(pool *simv1.SimMachinePool) []simv1.SimMachinePoolInstance {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.instances == nil {
+		r.instances = map[client.ObjectKey][]simv1.SimMachinePoolInstance{}
+	}
+	key := client.ObjectKeyFromObject(pool)
+	if _, ok := r.instances[key]; !ok {
+		r.instances[key] = slices.Clone(pool.Status.Instances)
+	}
+	return slices.Clone(r.instances[key])
+}
+
+// record stores what the pool runs now, at once: an instance booted is running
+// whether or not the status patch that follows succeeds.
+func (r *poolReconciler) record(pool *simv1.SimMachinePool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	key := client.ObjectKeyFromObject(pool)
+	if pool.Status.Instances == nil && !pool.DeletionTimestamp.IsZero() {
+		delete(r.instances, key)
+		return
+	}
+	r.instances[key] = slices.Clone(pool.Status.Instances)
 }
 
 func (r *poolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
@@ -58,6 +94,7 @@ func (r *poolReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctr
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	pool.Status.Instances = r.running(pool)
 	defer func() {
 		publish(pool)
 		retErr = errors.Join(retErr, helper.Patch(ctx, pool, patch.WithOwnedConditions{Conditions: []string{clusterv1.ReadyCondition}}))
@@ -106,6 +143,7 @@ func (r *poolReconciler) converge(ctx context.Context, pool *simv1.SimMachinePoo
 				return ctrl.Result{}, err
 			}
 			pool.Status.Instances = append(pool.Status.Instances, inst)
+			r.record(pool)
 		case total > replicas:
 			// The oldest instance of old data goes first; without one, the newest.
 			victim := len(pool.Status.Instances) - 1
@@ -136,6 +174,10 @@ func (r *poolReconciler) remove(ctx context.Context, pool *simv1.SimMachinePool,
 		}
 	}
 	pool.Status.Instances = append(pool.Status.Instances[:i:i], pool.Status.Instances[i+1:]...)
+	if len(pool.Status.Instances) == 0 {
+		pool.Status.Instances = nil
+	}
+	r.record(pool)
 	ctrl.LoggerFrom(ctx).Info("Removed pool instance", "instance", inst.Name)
 	return nil
 }
