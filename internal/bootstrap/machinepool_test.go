@@ -93,11 +93,13 @@ func waitForData(t *testing.T, config *bootstrapv1.KThreesConfig, what string, w
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(config), s); err != nil {
 			return false, client.IgnoreNotFound(err)
 		}
-		last = string(s.Data["value"])
-		return want(last), nil
+		data := string(s.Data["value"])
+		// Only the install line is shown on failure: the data carries the join token.
+		last = installLine(data)
+		return want(data), nil
 	})
 	if err != nil {
-		t.Fatalf("%s: the data Secret never %s; last:\n%s", config.Name, what, last)
+		t.Fatalf("%s: the data Secret never %s; last install command: %s", config.Name, what, last)
 	}
 	return s
 }
@@ -114,6 +116,15 @@ func waitObserved(t *testing.T, config *bootstrapv1.KThreesConfig) {
 	}); err != nil {
 		t.Fatalf("%s: spec never observed: %v", config.Name, err)
 	}
+}
+
+func installLine(data string) string {
+	for _, l := range strings.Split(data, "\n") {
+		if strings.Contains(l, "INSTALL_K3S_VERSION") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return "(none)"
 }
 
 func installs(version string) func(string) bool {
