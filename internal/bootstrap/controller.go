@@ -91,10 +91,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	return ctrl.Result{}, r.reconcile(ctx, cluster, config, owner)
 }
 
-// reconcile makes the data Secret once. Each step that is not done yet records why
-// in DataSecretAvailable and returns; a watch brings the config back when it changes.
+// reconcile makes the data Secret: once for a Machine, and kept up to date for a
+// MachinePool (machinepool.go). Each step that is not done yet records why in
+// DataSecretAvailable and returns; a watch brings the config back when it changes.
 func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, config *bootstrapv1.KThreesConfig, owner *configOwner) (reterr error) {
-	if ptr.Deref(config.Status.Initialization.DataSecretCreated, false) {
+	if owner.pool {
+		if refusePoolServer(config, owner) {
+			return nil
+		}
+	} else if ptr.Deref(config.Status.Initialization.DataSecretCreated, false) {
 		setCondition(config, bootstrapv1.DataSecretAvailableCondition, metav1.ConditionTrue, bootstrapv1.DataSecretAvailableReason, "")
 		return nil
 	}
@@ -130,12 +135,19 @@ func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, 
 	if fits, err := fitsInSecret(config, secretData, in.Files); !fits {
 		return err
 	}
-	if err := createDataSecret(ctx, r.Client, cluster, config, secretData); err != nil {
+	store := createDataSecret
+	if owner.pool {
+		store = storePoolDataSecret
+	}
+	if err := store(ctx, r.Client, cluster, config, secretData); err != nil {
 		return err
 	}
+	created := !ptr.Deref(config.Status.Initialization.DataSecretCreated, false)
 	config.Status.DataSecretName = config.Name
 	config.Status.Initialization.DataSecretCreated = ptr.To(true)
 	setCondition(config, bootstrapv1.DataSecretAvailableCondition, metav1.ConditionTrue, bootstrapv1.DataSecretAvailableReason, "")
-	ctrl.LoggerFrom(ctx).Info("Created bootstrap data Secret", "role", in.Role)
+	if created {
+		ctrl.LoggerFrom(ctx).Info("Created bootstrap data Secret", "role", in.Role)
+	}
 	return nil
 }

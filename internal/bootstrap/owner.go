@@ -22,6 +22,8 @@ type configOwner struct {
 	clusterName string
 	version     string
 	server      bool
+	// pool is set for a MachinePool: its data Secret follows the pool (machinepool.go).
+	pool bool
 }
 
 // ownerOf returns the config's Machine or MachinePool, or nil while CAPI has not set
@@ -46,9 +48,11 @@ func ownerOf(ctx context.Context, c client.Client, config *bootstrapv1.KThreesCo
 			if err := c.Get(ctx, key, mp); err != nil {
 				return nil, ignoreNotFound(err, "MachinePool", key)
 			}
-			// MachinePools run agents only: k3s servers are the control plane's Machines.
+			// server records what the pool asks for; the reconciler refuses it, since k3s
+			// servers are the control plane's Machines (see refusePoolServer).
+			_, server := mp.Spec.Template.Labels[clusterv1.MachineControlPlaneLabel]
 			return &configOwner{kind: ref.Kind, name: mp.Name, clusterName: mp.Spec.ClusterName,
-				version: mp.Spec.Template.Spec.Version}, nil
+				version: mp.Spec.Template.Spec.Version, server: server, pool: true}, nil
 		}
 	}
 	return nil, nil

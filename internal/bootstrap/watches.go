@@ -117,8 +117,9 @@ func (r *Reconciler) clusterSecretToConfigs(ctx context.Context, o client.Object
 	return nil
 }
 
-// waitingConfigs lists the cluster's configs without bootstrap data yet: the others
-// have nothing left to do, which keeps a big cluster's events cheap.
+// waitingConfigs lists the cluster's configs without bootstrap data yet, and its
+// MachinePools' configs: the others have nothing left to do, which keeps a big
+// cluster's events cheap.
 func (r *Reconciler) waitingConfigs(ctx context.Context, namespace, clusterName string) []reconcile.Request {
 	configs := &bootstrapv1.KThreesConfigList{}
 	if err := r.Client.List(ctx, configs, client.InNamespace(namespace),
@@ -129,12 +130,13 @@ func (r *Reconciler) waitingConfigs(ctx context.Context, namespace, clusterName 
 	return withoutData(configs)
 }
 
-// withoutData are the requests of the listed configs that have no bootstrap data yet.
+// withoutData are the requests of the listed configs that have no bootstrap data yet,
+// and of MachinePools' configs, whose data follows the cluster's Secrets.
 func withoutData(configs *bootstrapv1.KThreesConfigList) []reconcile.Request {
 	var out []reconcile.Request
 	for i := range configs.Items {
 		c := &configs.Items[i]
-		if ptr.Deref(c.Status.Initialization.DataSecretCreated, false) {
+		if ptr.Deref(c.Status.Initialization.DataSecretCreated, false) && !ownedByMachinePool(c) {
 			continue
 		}
 		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(c)})

@@ -119,7 +119,10 @@ func (s *scenario) eventually(what string, cond func(ctx context.Context) (bool,
 			return false, err
 		}
 		ok, state, err := cond(ctx)
-		last = state
+		// The call that hits the deadline fails with no state: keep the last one seen.
+		if state != "" {
+			last = state
+		}
 		return ok, err
 	})
 	if err != nil {

@@ -7,10 +7,12 @@ import (
 	"net"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -45,8 +47,8 @@ type Provider struct {
 	stopped bool
 }
 
-// SetupWithManager registers the SimCluster and SimMachine reconcilers, and stops every
-// workload cluster when the manager stops (unless KeepRunning).
+// SetupWithManager registers the SimCluster, SimMachine and SimMachinePool reconcilers,
+// and stops every workload cluster when the manager stops (unless KeepRunning).
 func (p *Provider) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	if !p.KeepRunning || p.clusters == nil {
 		p.clusters = map[client.ObjectKey]*workloadCluster{}
@@ -70,6 +72,16 @@ func (p *Provider) SetupWithManager(mgr ctrl.Manager, opts controller.Options) e
 			util.MachineToInfrastructureMapFunc(simv1.GroupVersion.WithKind("SimMachine")))).
 		Complete(&machineReconciler{p: p}); err != nil {
 		return fmt.Errorf("SimMachine controller: %w", err)
+	}
+	pools := &poolReconciler{p: p}
+	if err := ctrl.NewControllerManagedBy(mgr).Named("simmachinepool").
+		For(&simv1.SimMachinePool{}).
+		WithOptions(opts).
+		Watches(&clusterv1.MachinePool{}, handler.EnqueueRequestsFromMapFunc(machinePoolToPool)).
+		// Metadata only: a data Secret's update is all the pool needs to hear of.
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(pools.dataSecretToPools), builder.OnlyMetadata).
+		Complete(pools); err != nil {
+		return fmt.Errorf("SimMachinePool controller: %w", err)
 	}
 	if p.KeepRunning {
 		return nil

@@ -10,6 +10,7 @@ import (
 	machinecontroller "sigs.k8s.io/cluster-api/core/reconcilers/machine"
 	machinedeploymentcontroller "sigs.k8s.io/cluster-api/core/reconcilers/machinedeployment"
 	machinehealthcheckcontroller "sigs.k8s.io/cluster-api/core/reconcilers/machinehealthcheck"
+	machinepoolcontroller "sigs.k8s.io/cluster-api/core/reconcilers/machinepool"
 	machinesetcontroller "sigs.k8s.io/cluster-api/core/reconcilers/machineset"
 	"sigs.k8s.io/cluster-api/core/setup"
 	"sigs.k8s.io/cluster-api/feature"
@@ -83,6 +84,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		}},
 		{"CAPI MachineDeployment", func() error {
 			return (&machinedeploymentcontroller.Reconciler{Client: c, APIReader: r}).SetupWithManager(ctx, mgr, copts)
+		}},
+		{"CAPI MachinePool", func() error {
+			// CAPI's MachinePool feature gate is on by default; its indexes came with
+			// AddDefaultIndexes above.
+			return (&machinepoolcontroller.Reconciler{Client: c, APIReader: r, ClusterCache: cc}).SetupWithManager(ctx, mgr, copts)
 		}},
 		{"CAPI MachineHealthCheck", func() error {
 			// As CAPI's main.go sets it up (no watch filter in tests).

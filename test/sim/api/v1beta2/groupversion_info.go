@@ -22,6 +22,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&SimCluster{}, &SimClusterList{},
 		&SimMachine{}, &SimMachineList{},
 		&SimMachineTemplate{}, &SimMachineTemplateList{},
+		&SimMachinePool{}, &SimMachinePoolList{},
 	)
 	metav1.AddToGroupVersion(scheme, GroupVersion)
 	return nil
