@@ -1,9 +1,12 @@
 package main
 
 import (
+	"fmt"
+	"io"
 	"net/http"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/endpoints/request"
@@ -18,6 +21,10 @@ type requestCounter struct {
 	// infos parses a request the way the apiserver does (k8s.io/apiserver), so that
 	// "get" and "list", subresources and collection deletes are told apart exactly.
 	infos *request.RequestInfoFactory
+
+	// trace, while set, prints every counted write with the object's name and the
+	// start of the request body, to find out who writes what (-trace-idle).
+	trace atomic.Pointer[io.Writer]
 
 	mu        sync.Mutex
 	counts    map[requestKey]int
@@ -71,9 +78,24 @@ func (c *requestCounter) record(req *http.Request, resp *http.Response) {
 		return
 	}
 	c.counts[key]++
+	if w := c.trace.Load(); w != nil && isWrite(info.Verb) {
+		traceWrite(*w, info, req)
+	}
 	if resp != nil && resp.StatusCode == http.StatusConflict {
 		c.conflicts[key]++
 	}
+}
+
+// traceWrite prints one write: verb, resource, object and up to 600 bytes of body.
+func traceWrite(w io.Writer, info *request.RequestInfo, req *http.Request) {
+	body := ""
+	if req.GetBody != nil {
+		if r, err := req.GetBody(); err == nil {
+			b, _ := io.ReadAll(io.LimitReader(r, 600))
+			body = string(b)
+		}
+	}
+	_, _ = fmt.Fprintf(w, "write %s %s/%s %s/%s: %s\n", info.Verb, info.Resource, info.Subresource, info.Namespace, info.Name, body)
 }
 
 // snapshot is what the counter has seen so far.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"runtime"
 	"sync"
 	"time"
@@ -78,6 +80,10 @@ func measure(ctx context.Context, p provider, o options, logf func(string)) (_ *
 	allReady := time.Since(start)
 	provisioning := h.counter.snapshot()
 	logf(fmt.Sprintf("all ready after %s; idle window of %s", allReady.Round(time.Second), o.idle))
+	if o.traceIdle {
+		var w io.Writer = os.Stderr
+		h.counter.trace.Store(&w)
+	}
 	select {
 	case <-time.After(o.idle):
 	case <-ctx.Done():
