@@ -32,8 +32,8 @@ const gzipCompression = "gzip"
 func encodeIgnition(p *plan) ([]byte, error) {
 	cfg := igntypes.Config{Ignition: igntypes.Ignition{Version: ignitionVersion}}
 	for _, f := range p.files {
-		if path.Clean(f.Path) == bootstrapScriptPath {
-			return nil, fmt.Errorf("file path %q is where capk3s writes its Ignition bootstrap script", f.Path)
+		if what, ok := reservedIgnitionPaths[path.Clean(f.Path)]; ok {
+			return nil, fmt.Errorf("file path %q is where capk3s writes %s", f.Path, what)
 		}
 		file, err := ignitionFile(f)
 		if err != nil {
@@ -47,6 +47,9 @@ func encodeIgnition(p *plan) ([]byte, error) {
 	}
 	cfg.Storage.Files = append(cfg.Storage.Files, script)
 	cfg.Systemd.Units = []igntypes.Unit{{Name: bootstrapUnitName, Enabled: ptr.To(true), Contents: ptr.To(bootstrapUnit)}}
+	if err := ignitionOS(&cfg, p.os); err != nil {
+		return nil, err
+	}
 
 	out, err := json.Marshal(cfg)
 	if err != nil {
