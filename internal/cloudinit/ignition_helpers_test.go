@@ -24,6 +24,10 @@ type ignParsed struct {
 	files  []ignFile
 	units  []igntypes.Unit
 	script string
+	// bootScript is the bootCommands script, ntp the timesyncd drop-in: the OS
+	// setup's own files, kept apart from the plan's files.
+	bootScript, ntp string
+	cfg             igntypes.Config
 }
 
 // parseIgnition parses out as Ignition does, decodes every file, and separates
@@ -37,7 +41,7 @@ func parseIgnition(t testing.TB, out []byte) ignParsed {
 	if cfg.Ignition.Version != "3.4.0" {
 		t.Fatalf("ignition.version = %q, want 3.4.0", cfg.Ignition.Version)
 	}
-	p := ignParsed{units: cfg.Systemd.Units}
+	p := ignParsed{units: cfg.Systemd.Units, cfg: cfg}
 	for _, f := range cfg.Storage.Files {
 		if f.Overwrite == nil || !*f.Overwrite {
 			t.Errorf("%s: overwrite is not true, so Ignition would fail on an existing file", f.Path)
@@ -70,6 +74,14 @@ func parseIgnition(t testing.TB, out []byte) ignParsed {
 			p.script = string(content)
 			continue
 		}
+		switch f.Path {
+		case bootCommandsScriptPath:
+			p.bootScript = string(content)
+			continue
+		case timesyncdDropInPath:
+			p.ntp = string(content)
+			continue
+		}
 		p.files = append(p.files, got)
 	}
 	if p.script == "" {
@@ -79,12 +91,12 @@ func parseIgnition(t testing.TB, out []byte) ignParsed {
 	return p
 }
 
-// checkBootstrapUnit checks that the one unit is enabled and runs the script
-// after the network is up.
+// checkBootstrapUnit checks that the first unit is the bootstrap unit, enabled,
+// running the script after the network is up (the OS setup's units follow it).
 func checkBootstrapUnit(t testing.TB, units []igntypes.Unit) {
 	t.Helper()
-	if len(units) != 1 || units[0].Name != "capk3s-bootstrap.service" {
-		t.Fatalf("units = %+v, want capk3s-bootstrap.service alone", units)
+	if len(units) == 0 || units[0].Name != "capk3s-bootstrap.service" {
+		t.Fatalf("units = %+v, want capk3s-bootstrap.service first", units)
 	}
 	u := units[0]
 	if u.Enabled == nil || !*u.Enabled || u.Contents == nil {
