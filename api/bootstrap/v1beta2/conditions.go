@@ -46,3 +46,7 @@ const (
 	// CertificatesMissingReason: a joining server found no cluster CA Secrets.
 	CertificatesMissingReason = "Missing"
 )
+
+// WaitingForUserPasswordSecretReason: a spec.users[].passwdFrom names a Secret, or a
+// key of one, that does not exist yet.
+const WaitingForUserPasswordSecretReason = "WaitingForUserPasswordSecret"
