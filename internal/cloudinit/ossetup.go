@@ -242,3 +242,10 @@ func checkLine(field, s string, required bool) error {
 	}
 	return nil
 }
+
+// CheckPartitionType says whether a diskLayout partition type exists on a table
+// type, by the renderer's own table, for the webhook.
+func CheckPartitionType(tableType, partitionType string) error {
+	_, err := partitionTypeCode(tableType, partitionType)
+	return err
+}
