@@ -207,7 +207,7 @@ func TestRenderOSSetupErrors(t *testing.T) {
 		mutate  func(*Input)
 		wantErr string
 	}{
-		"empty boot command": {func(in *Input) { in.Spec.BootCommands = []string{"echo", ""} }, "spec.bootCommands[1] is empty"},
+		"empty boot command":             {func(in *Input) { in.Spec.BootCommands = []string{"echo", ""} }, "spec.bootCommands[1] is empty"},
 		"boot command YAML would retype": {func(in *Input) { in.Spec.BootCommands = []string{"="} }, "spec.bootCommands[0]"},
 		"user without name":              {func(in *Input) { in.Spec.Users = []bootstrapv1.User{{Shell: "/bin/sh"}} }, "spec.users[0].name is empty"},
 		"duplicate user": {func(in *Input) { in.Spec.Users = []bootstrapv1.User{{Name: "a"}, {Name: "a"}} },
@@ -219,7 +219,9 @@ func TestRenderOSSetupErrors(t *testing.T) {
 			in.Spec.Users = []bootstrapv1.User{{Name: "a", PasswdFrom: &bootstrapv1.PasswdSource{Secret: bootstrapv1.SecretKeyReference{Name: "s", Key: "k"}}}}
 			in.UserPasswords = map[string]string{"a": "hunter2"}
 		}, `key "k" of Secret s is not a crypt(3) password hash`},
-		"ssh key with a newline": {func(in *Input) { in.Spec.Users = []bootstrapv1.User{{Name: "a", SSHAuthorizedKeys: []string{"ssh-rsa A\nssh-rsa B"}}} },
+		"ssh key with a newline": {func(in *Input) {
+			in.Spec.Users = []bootstrapv1.User{{Name: "a", SSHAuthorizedKeys: []string{"ssh-rsa A\nssh-rsa B"}}}
+		},
 			"spec.users[0].sshAuthorizedKeys[0]"},
 		"mount without device": {func(in *Input) { in.Spec.Mounts = []bootstrapv1.MountPoints{{}} }, "spec.mounts[0] has no device"},
 		"partition without device": {func(in *Input) {
