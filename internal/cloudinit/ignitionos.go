@@ -1,6 +1,7 @@
 package cloudinit
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"strconv"
@@ -90,7 +91,7 @@ func ignitionFilesystemDevice(fs *bootstrapv1.Filesystem) (string, error) {
 	}
 	n, err := strconv.Atoi(fs.Partition)
 	if err != nil || n < 1 {
-		return "", fmt.Errorf("Ignition takes a partition number or none, not cloud-init's %q", fs.Partition)
+		return "", fmt.Errorf("a partition number or none is what Ignition takes, not cloud-init's %q", fs.Partition)
 	}
 	return partitionDevice(fs.Device, n), nil
 }
@@ -124,7 +125,7 @@ func ignitionMount(m bootstrapv1.MountPoints) (mountUnit, error) {
 		return mountUnit{}, fmt.Errorf("an fstab entry has at most 6 fields, not %d", len(m))
 	}
 	if len(m) < 2 {
-		return mountUnit{}, fmt.Errorf("Ignition needs the mount point as the second field; cloud-init's guess from the device name is not available")
+		return mountUnit{}, errors.New("the mount point (second field) is required by Ignition; cloud-init's guess from the device name is not available")
 	}
 	u := mountUnit{what: m[0], where: m[1], options: defaultMountOptions}
 	switch {
@@ -142,7 +143,7 @@ func ignitionMount(m bootstrapv1.MountPoints) (mountUnit, error) {
 		u.fsType = m[2]
 	}
 	if u.fsType == "swap" {
-		return u, fmt.Errorf("swap: Ignition mounts file systems only; enable swap with a command")
+		return u, errors.New("swap: Ignition mounts file systems only; enable swap with a command")
 	}
 	if len(m) > 3 {
 		u.options = m[3]

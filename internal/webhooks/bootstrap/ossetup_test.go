@@ -101,7 +101,7 @@ func TestValidateOSSetup(t *testing.T) {
 			{"spec.mounts[0]", "not cloud-init's short device names"},
 			{"spec.mounts[1]", "must be a clean absolute path"},
 			{"spec.mounts[2]", "field 6 (pass) must be 0"},
-			{"spec.mounts[3]", "needs the mount point"},
+			{"spec.mounts[3]", "the mount point (second field) is required by Ignition"},
 		}},
 	}
 	for _, tt := range tests {
