@@ -25,8 +25,8 @@ const ignitionVersion = "3.4.0"
 const gzipCompression = "gzip"
 
 // encodeIgnition writes the plan as an Ignition config: the plan's files, the
-// bootstrap script holding its commands, and the unit that runs the script once
-// the network is up. Ignition writes files and enables units before systemd
+// bootstrap script holding its commands, the unit that runs the script once the
+// network is up, and the OS setup (ossetup_ignition.go). Ignition writes files and enables units before systemd
 // starts anything, so the files are on disk before the first command runs, as
 // with cloud-init.
 func encodeIgnition(p *plan) ([]byte, error) {

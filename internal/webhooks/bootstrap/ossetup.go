@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -11,6 +12,10 @@ import (
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 	"github.com/capk3s/capk3s/internal/cloudinit"
 )
+
+// loginName is useradd's default NAME_REGEX, with its 32-character limit: any
+// other name fails on the machine, after admission, in both formats.
+var loginName = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,30}[a-z0-9_$-]?$`)
 
 // validateOSSetup checks bootCommands, ntp, users, diskSetup and mounts. With
 // format ignition it adds the renderer's own list of what Ignition cannot say, so
@@ -67,6 +72,9 @@ func validateUsers(users []bootstrapv1.User, fldPath *field.Path) field.ErrorLis
 		p := fldPath.Index(i)
 		if u.Name == "" {
 			errs = append(errs, field.Required(p.Child("name"), "a user needs a login name"))
+		} else if !loginName.MatchString(u.Name) {
+			errs = append(errs, field.Invalid(p.Child("name"), u.Name,
+				"must be a login name useradd accepts: up to 32 lower-case letters, digits, '_' or '-', starting with a letter or '_'"))
 		} else if j, dup := first[u.Name]; dup {
 			d := field.Duplicate(p.Child("name"), u.Name)
 			d.Detail = fmt.Sprintf("%s already creates this user; list each user once", fldPath.Index(j).Child("name"))

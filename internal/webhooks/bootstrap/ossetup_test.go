@@ -40,6 +40,8 @@ func TestValidateOSSetup(t *testing.T) {
 			want: []wantErr{{"spec.bootCommands[1]", "must not be empty"}}},
 		{name: "user without name", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.Users[1].Name = "" },
 			want: []wantErr{{"spec.users[1].name", "a user needs a login name"}}},
+		{name: "user name useradd refuses", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.Users[1].Name = "Bob Smith" },
+			want: []wantErr{{"spec.users[1].name", "must be a login name useradd accepts"}}},
 		{name: "duplicate users", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.Users[1].Name = "ops" },
 			want: []wantErr{{"spec.users[1].name", "spec.users[0].name already creates this user"}}},
 		{name: "empty SSH key", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.Users[0].SSHAuthorizedKeys = []string{""} },
