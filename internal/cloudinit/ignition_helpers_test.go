@@ -180,5 +180,47 @@ func checkSameAsCloudConfig(t testing.TB, in Input) ignParsed {
 	if got, want := ig.commands(t), scriptOf(c.RunCmd); got != want {
 		t.Errorf("script commands = %q\nruncmd gives %q", got, want)
 	}
+	checkSameOSSetup(t, c, ig)
 	return ig
+}
+
+// checkSameOSSetup checks that the OS setup reached both formats: the same boot
+// commands, users, time servers, file systems and mounts.
+func checkSameOSSetup(t testing.TB, c parsed, ig ignParsed) {
+	t.Helper()
+	if got, want := strings.TrimPrefix(ig.bootScript, "#!/bin/sh\n"), scriptOf(c.BootCmd); got != want {
+		t.Errorf("boot commands script = %q, bootcmd gives %q", got, want)
+	}
+	if len(ig.cfg.Passwd.Users) != len(c.Users) {
+		t.Fatalf("%d Ignition users, %d cloud-config users", len(ig.cfg.Passwd.Users), len(c.Users))
+	}
+	for i, u := range c.Users {
+		g := ig.cfg.Passwd.Users[i]
+		hash := ""
+		if g.PasswordHash != nil {
+			hash = *g.PasswordHash
+		}
+		if g.Name != u.Name || hash != u.Passwd || len(g.SSHAuthorizedKeys) != len(u.SSHAuthorizedKeys) || u.LockPasswd != (hash == "") {
+			t.Errorf("user %d: Ignition %+v, cloud-config %+v", i, g, u)
+		}
+	}
+	wantNTP := ""
+	if c.NTP != nil && (c.NTP.Enabled == nil || *c.NTP.Enabled) && len(c.NTP.Servers) > 0 {
+		wantNTP = "[Time]\nNTP=" + strings.Join(c.NTP.Servers, " ") + "\n"
+	}
+	if ig.ntp != wantNTP {
+		t.Errorf("timesyncd drop-in = %q, want %q", ig.ntp, wantNTP)
+	}
+	if len(ig.cfg.Storage.Filesystems) != len(c.FSSetup) {
+		t.Errorf("%d Ignition file systems, %d fs_setup entries", len(ig.cfg.Storage.Filesystems), len(c.FSSetup))
+	}
+	mounts := 0
+	for _, u := range ig.units {
+		if strings.HasSuffix(u.Name, ".mount") {
+			mounts++
+		}
+	}
+	if mounts != len(c.Mounts) {
+		t.Errorf("%d mount units, %d mounts entries", mounts, len(c.Mounts))
+	}
 }
