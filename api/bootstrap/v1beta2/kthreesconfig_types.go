@@ -49,7 +49,9 @@ type KThreesConfigSpec struct {
 	// +optional
 	Format Format `json:"format,omitempty"`
 
-	// bootCommands run on every boot, before anything else (see ossetup_types.go).
+	// bootCommands are shell commands run on every boot, before anything else:
+	// cloud-init's bootcmd, or with Ignition a unit ordered before the bootstrap.
+	// Added by capk3s.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=1000
@@ -57,11 +59,13 @@ type KThreesConfigSpec struct {
 	// +kubebuilder:validation:items:MaxLength=10240
 	BootCommands []string `json:"bootCommands,omitempty"`
 
-	// ntp configures time synchronization. Added by capk3s.
+	// ntp configures time synchronization (cloud-init's ntp, or with Ignition
+	// systemd-timesyncd). Added by capk3s.
 	// +optional
 	NTP *NTP `json:"ntp,omitempty"`
 
-	// users are accounts to create. Added by capk3s.
+	// users are accounts to create; passwords come from Secrets only. Added by
+	// capk3s.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=100
