@@ -1,9 +1,12 @@
 package cloudinit
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -263,6 +266,58 @@ func TestRenderIgnitionReservedOSPaths(t *testing.T) {
 		in.Files = []File{{Path: p, Content: "x"}}
 		if _, err := Render(in); err == nil || !strings.Contains(err.Error(), "is where capk3s writes") {
 			t.Errorf("%s: Render error = %v", p, err)
+		}
+	}
+}
+
+// randLine is arbitrary one-line text that Render takes in a one-line setting.
+func randLine(r *rand.Rand) string {
+	for {
+		if c := randCommand(r); c != "" && !strings.ContainsAny(c, "\n\r") {
+			return c
+		}
+	}
+}
+
+// randOSSetup adds random boot commands and users (of arbitrary text, but with
+// unique names) to in.
+func randOSSetup(r *rand.Rand, in *Input) {
+	for range r.IntN(4) {
+		c := randCommand(r)
+		if c == "" {
+			c = "true"
+		}
+		in.Spec.BootCommands = append(in.Spec.BootCommands, c)
+	}
+	for j := range r.IntN(3) {
+		u := bootstrapv1.User{Name: fmt.Sprintf("u%d", j), Gecos: randLine(r), Shell: randLine(r), SSHAuthorizedKeys: []string{randLine(r)}}
+		if r.IntN(2) == 0 {
+			u.PasswdFrom = &bootstrapv1.PasswdSource{Secret: bootstrapv1.SecretKeyReference{Name: "s", Key: u.Name}}
+			if in.UserPasswords == nil {
+				in.UserPasswords = map[string]string{}
+			}
+			in.UserPasswords[u.Name] = testPasswordHash
+		}
+		in.Spec.Users = append(in.Spec.Users, u)
+	}
+}
+
+// checkOSRoundTrip checks that the boot commands and users arrive in cloud-config
+// as given.
+func checkOSRoundTrip(t testing.TB, in Input, out []byte) {
+	t.Helper()
+	p := parse(t, out)
+	if !slices.Equal(p.BootCmd, in.Spec.BootCommands) {
+		t.Errorf("bootcmd = %q, want %q", p.BootCmd, in.Spec.BootCommands)
+	}
+	if len(p.Users) != len(in.Spec.Users) {
+		t.Fatalf("%d users, want %d", len(p.Users), len(in.Spec.Users))
+	}
+	for i, u := range in.Spec.Users {
+		got := p.Users[i]
+		if got.Name != u.Name || got.Gecos != u.Gecos || got.Shell != u.Shell || !slices.Equal(got.SSHAuthorizedKeys, u.SSHAuthorizedKeys) ||
+			(u.PasswdFrom != nil) != (got.Passwd == testPasswordHash) {
+			t.Errorf("user %d = %+v, want %+v", i, got, u)
 		}
 	}
 }
