@@ -11,7 +11,7 @@ import (
 
 // osSetup is the part of the plan that prepares the operating system: what runs
 // first on every boot, time, accounts, disks and mounts. Both encoders carry all
-// of it; Ignition refuses, before encoding, what it cannot say (ignitionos.go).
+// of it; Ignition refuses, before encoding, what it cannot say (ossetup_ignition_check.go).
 type osSetup struct {
 	bootCommands []string
 	ntp          *bootstrapv1.NTP
@@ -107,11 +107,11 @@ func resolveUsers(spec []bootstrapv1.User, passwords map[string]string) ([]user,
 			return nil, fmt.Errorf("%s.name %q is also spec.users[%d]: each user is listed once", p, u.Name, j)
 		}
 		seen[u.Name] = i
-		for field, v := range map[string]string{
-			"name": u.Name, "gecos": u.Gecos, "groups": u.Groups, "homeDir": u.HomeDir,
-			"shell": u.Shell, "primaryGroup": u.PrimaryGroup, "sudo": u.Sudo,
+		for _, f := range []struct{ field, v string }{
+			{"name", u.Name}, {"gecos", u.Gecos}, {"groups", u.Groups}, {"homeDir", u.HomeDir},
+			{"shell", u.Shell}, {"primaryGroup", u.PrimaryGroup}, {"sudo", u.Sudo},
 		} {
-			if err := checkLine(p+"."+field, v, false); err != nil {
+			if err := checkLine(p+"."+f.field, f.v, false); err != nil {
 				return nil, err
 			}
 		}
@@ -178,10 +178,10 @@ func checkDiskSetup(d *bootstrapv1.DiskSetup) error {
 		if fs.Filesystem == "" {
 			return fmt.Errorf("%s.filesystem is empty", p)
 		}
-		for field, v := range map[string]string{
-			"device": fs.Device, "filesystem": fs.Filesystem, "label": fs.Label, "partition": fs.Partition, "replaceFS": fs.ReplaceFS,
+		for _, f := range []struct{ field, v string }{
+			{"device", fs.Device}, {"filesystem", fs.Filesystem}, {"label", fs.Label}, {"partition", fs.Partition}, {"replaceFS", fs.ReplaceFS},
 		} {
-			if err := checkLine(p+"."+field, v, false); err != nil {
+			if err := checkLine(p+"."+f.field, f.v, false); err != nil {
 				return err
 			}
 		}

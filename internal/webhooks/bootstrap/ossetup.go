@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -40,6 +41,7 @@ func validateOSSetup(spec *bootstrapv1.KThreesConfigSpec, fldPath *field.Path) f
 			if f == "" {
 				errs = append(errs, field.Required(p.Index(j), "an fstab field must not be empty"))
 			}
+			errs = append(errs, oneLine(f, p.Index(j))...)
 		}
 	}
 	if spec.Format == bootstrapv1.Ignition {
@@ -54,8 +56,11 @@ func validateNTP(n *bootstrapv1.NTP, fldPath *field.Path) field.ErrorList {
 	}
 	var errs field.ErrorList
 	for i, s := range n.Servers {
-		if s == "" {
+		switch {
+		case s == "":
 			errs = append(errs, field.Required(fldPath.Child("servers").Index(i), "an NTP server host name or address is required"))
+		case strings.IndexFunc(s, unicode.IsSpace) >= 0:
+			errs = append(errs, field.Invalid(fldPath.Child("servers").Index(i), s, "must be one host name or address, without spaces: list each server as its own entry"))
 		}
 	}
 	if !ptr.Deref(n.Enabled, true) && len(n.Servers) > 0 {
@@ -82,10 +87,16 @@ func validateUsers(users []bootstrapv1.User, fldPath *field.Path) field.ErrorLis
 		} else {
 			first[u.Name] = i
 		}
+		for _, f := range []struct {
+			name, v string
+		}{{"gecos", u.Gecos}, {"groups", u.Groups}, {"homeDir", u.HomeDir}, {"shell", u.Shell}, {"primaryGroup", u.PrimaryGroup}, {"sudo", u.Sudo}} {
+			errs = append(errs, oneLine(f.v, p.Child(f.name))...)
+		}
 		for j, k := range u.SSHAuthorizedKeys {
 			if k == "" {
 				errs = append(errs, field.Required(p.Child("sshAuthorizedKeys").Index(j), "an SSH public key is required"))
 			}
+			errs = append(errs, oneLine(k, p.Child("sshAuthorizedKeys").Index(j))...)
 		}
 		if u.PasswdFrom != nil {
 			sp := p.Child("passwdFrom", "secret")
@@ -137,4 +148,13 @@ func validateDiskSetup(d *bootstrapv1.DiskSetup, fldPath *field.Path) field.Erro
 		}
 	}
 	return errs
+}
+
+// oneLine refuses control characters (a newline above all) in a setting that ends
+// up as one line of /etc/passwd, sudoers, authorized_keys or a unit file.
+func oneLine(s string, fldPath *field.Path) field.ErrorList {
+	if strings.IndexFunc(s, unicode.IsControl) >= 0 {
+		return field.ErrorList{field.Invalid(fldPath, s, "must be one line, without control characters such as newlines or tabs")}
+	}
+	return nil
 }

@@ -69,6 +69,16 @@ func TestValidateOSSetup(t *testing.T) {
 		{name: "ntp disabled with servers", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.NTP.Enabled = ptr.To(false) },
 			want: []wantErr{{"spec.ntp.servers", "would never be used"}}},
 		{name: "ntp enabled without servers", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.NTP = &bootstrapv1.NTP{Enabled: ptr.To(true)} }},
+		{name: "two ntp servers in one entry", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.NTP.Servers = []string{"a.example.com b.example.com"} },
+			want: []wantErr{{"spec.ntp.servers[0]", "without spaces"}}},
+		{name: "two SSH keys in one entry", modify: func(s *bootstrapv1.KThreesConfigSpec) {
+			s.Users[0].SSHAuthorizedKeys = []string{"ssh-rsa A\nssh-rsa B"}
+		},
+			want: []wantErr{{"spec.users[0].sshAuthorizedKeys[0]", "must be one line"}}},
+		{name: "gecos over two lines", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.Users[1].Gecos = "a\nb" },
+			want: []wantErr{{"spec.users[1].gecos", "must be one line"}}},
+		{name: "mount field with a tab", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.Mounts[0][1] = "/var/lib/\tdata" },
+			want: []wantErr{{"spec.mounts[0][1]", "must be one line"}}},
 		{name: "empty ntp server", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.NTP.Servers = []string{""} },
 			want: []wantErr{{"spec.ntp.servers[0]", "Required value"}}},
 

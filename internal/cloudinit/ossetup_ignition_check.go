@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -58,7 +59,7 @@ func IgnitionOSSetupErrors(spec *bootstrapv1.KThreesConfigSpec, fldPath *field.P
 			if fs.ReplaceFS != "" {
 				errs = append(errs, field.Forbidden(p.Child("replaceFS"), "replaceFS is cloud-init's own directive; Ignition has none"))
 			}
-			if fs.Filesystem != "" && !contains(ignitionFilesystems, fs.Filesystem) {
+			if fs.Filesystem != "" && !slices.Contains(ignitionFilesystems, fs.Filesystem) {
 				errs = append(errs, field.NotSupported(p.Child("filesystem"), fs.Filesystem, ignitionFilesystems))
 			}
 		}
@@ -69,15 +70,6 @@ func IgnitionOSSetupErrors(spec *bootstrapv1.KThreesConfigSpec, fldPath *field.P
 		}
 	}
 	return errs
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // ignitionFilesystemDevice is the block device Ignition formats: the device
