@@ -1,9 +1,9 @@
 package v1beta2
 
 // The operating-system setup a machine gets before k3s: boot commands, time
-// servers, users, disks and mounts. The shapes follow Cluster API's kubeadm
-// bootstrap types, so that a team moving between providers writes the same YAML,
-// with one deliberate difference: a user's password can only come from a Secret.
+// servers, users, disks and mounts. The shapes are the ones Cluster API users
+// already write for these settings, so their YAML carries over, with one
+// deliberate difference: a user's password can only come from a Secret.
 // Cloud-config carries each part in cloud-init's own key; Ignition in its own
 // equivalent, and what Ignition cannot express is refused (the webhook and the
 // renderer name the field), never dropped. All added by capk3s.
