@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -71,6 +72,10 @@ func TestUserPasswordFromSecret(t *testing.T) {
 	}
 	if len(cc.Users) != 1 || cc.Users[0].Name != "ops" || cc.Users[0].Passwd != userPasswordHash || cc.Users[0].LockPasswd {
 		t.Errorf("users = %+v, want ops with the Secret's hash, unlocked", cc.Users)
+	}
+	// The user's Secret goes along when the cluster is moved.
+	if _, ok := getSecret(t, ns, "ops-password").Labels[clusterctlv1.ClusterctlMoveLabel]; !ok {
+		t.Errorf("password Secret has no %s label", clusterctlv1.ClusterctlMoveLabel)
 	}
 	for _, line := range strings.Split(logs.String(), "\n") {
 		if strings.Contains(line, "usersalt") {
