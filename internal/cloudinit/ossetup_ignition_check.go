@@ -13,6 +13,9 @@ import (
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 )
 
+// notAbsoluteDevice is why Ignition refuses cloud-init's short device names.
+const notAbsoluteDevice = "Ignition takes a device path such as /dev/sdb, not cloud-init's short device names (ephemeral0, sdb, swap)"
+
 // ignitionFilesystems are the formats Ignition 3.4 creates.
 var ignitionFilesystems = []string{"ext4", "btrfs", "xfs", "vfat", "swap"}
 
@@ -45,6 +48,9 @@ func IgnitionOSSetupErrors(spec *bootstrapv1.KThreesConfigSpec, fldPath *field.P
 				errs = append(errs, field.Forbidden(p.Child("diskLayout"),
 					"Ignition sizes partitions in MiB, not in percent of the disk: use layout true for one partition, or partition in the machine image"))
 			}
+			if part.Device != "" && !path.IsAbs(part.Device) {
+				errs = append(errs, field.Invalid(p.Child("device"), part.Device, notAbsoluteDevice))
+			}
 			if (part.Layout != nil && *part.Layout || len(part.DiskLayout) > 0) && part.TableType != "gpt" {
 				errs = append(errs, field.Invalid(p.Child("tableType"), part.TableType,
 					"Ignition writes GPT partition tables only: set tableType gpt (cloud-init's default is mbr)"))
@@ -53,6 +59,9 @@ func IgnitionOSSetupErrors(spec *bootstrapv1.KThreesConfigSpec, fldPath *field.P
 		for i := range d.Filesystems {
 			fs := &d.Filesystems[i]
 			p := fldPath.Child("diskSetup", "filesystems").Index(i)
+			if fs.Device != "" && !path.IsAbs(fs.Device) {
+				errs = append(errs, field.Invalid(p.Child("device"), fs.Device, notAbsoluteDevice))
+			}
 			if _, err := ignitionFilesystemDevice(fs); err != nil {
 				errs = append(errs, field.Invalid(p.Child("partition"), fs.Partition, err.Error()))
 			}

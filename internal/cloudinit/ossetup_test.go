@@ -196,7 +196,8 @@ func TestRenderOSSetupCloudConfigOnly(t *testing.T) {
 	for _, f := range []string{
 		"spec.users[0].sudo", "spec.users[0].inactive", "spec.users[0].lockPassword",
 		"spec.diskSetup.partitions[0].diskLayout", "spec.diskSetup.partitions[0].tableType",
-		"spec.diskSetup.filesystems[0].partition", "spec.diskSetup.filesystems[0].replaceFS", "spec.diskSetup.filesystems[0].filesystem",
+		"spec.diskSetup.filesystems[0].device", "spec.diskSetup.filesystems[0].partition",
+		"spec.diskSetup.filesystems[0].replaceFS", "spec.diskSetup.filesystems[0].filesystem",
 		"spec.mounts[0]", "spec.mounts[1]",
 	} {
 		if !strings.Contains(err.Error(), f+":") {

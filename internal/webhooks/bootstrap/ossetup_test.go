@@ -98,6 +98,13 @@ func TestValidateOSSetup(t *testing.T) {
 			s.DiskSetup.Partitions[0].Layout = nil
 			s.DiskSetup.Partitions[0].DiskLayout = []bootstrapv1.PartitionSpec{{Percentage: 100}}
 		}, want: []wantErr{{"spec.diskSetup.partitions[0].diskLayout", "MiB"}}},
+		{name: "short device names, ignition", modify: func(s *bootstrapv1.KThreesConfigSpec) {
+			ignition(s)
+			s.DiskSetup.Partitions[0].Device, s.DiskSetup.Filesystems[0].Device = "sdb", "ephemeral0"
+		}, want: []wantErr{
+			{"spec.diskSetup.partitions[0].device", "not cloud-init's short device names"},
+			{"spec.diskSetup.filesystems[0].device", "not cloud-init's short device names"},
+		}},
 		{name: "filesystem partition auto and replaceFS, ignition", modify: func(s *bootstrapv1.KThreesConfigSpec) {
 			ignition(s)
 			s.DiskSetup.Filesystems[0].Partition, s.DiskSetup.Filesystems[0].ReplaceFS, s.DiskSetup.Filesystems[0].Filesystem = "auto", "ntfs", "ntfs"
