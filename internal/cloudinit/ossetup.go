@@ -73,9 +73,16 @@ func newOSSetup(in Input) (osSetup, error) {
 		}
 		setup.partitions, setup.filesystems = d.Partitions, d.Filesystems
 	}
+	mountPoints := map[string]int{}
 	for i, m := range s.Mounts {
 		if len(m) == 0 || m[0] == "" {
 			return setup, fmt.Errorf("spec.mounts[%d] has no device: each entry starts with the device to mount", i)
+		}
+		if len(m) > 1 && m[1] != "none" {
+			if j, dup := mountPoints[m[1]]; dup {
+				return setup, fmt.Errorf("spec.mounts[%d] mounts on %s as spec.mounts[%d] does: one mount per mount point", i, m[1], j)
+			}
+			mountPoints[m[1]] = i
 		}
 		for j, f := range m {
 			if err := checkLine(fmt.Sprintf("spec.mounts[%d][%d]", i, j), f, true); err != nil {
@@ -145,11 +152,17 @@ func resolveUsers(spec []bootstrapv1.User, passwords map[string]string) ([]user,
 }
 
 func checkDiskSetup(d *bootstrapv1.DiskSetup) error {
+	devices := map[string]int{}
 	for i, part := range d.Partitions {
 		p := fmt.Sprintf("spec.diskSetup.partitions[%d]", i)
 		if part.Device == "" {
 			return fmt.Errorf("%s.device is empty", p)
 		}
+		// disk_setup is a map by device: a second entry would silently replace the first.
+		if j, dup := devices[part.Device]; dup {
+			return fmt.Errorf("%s.device %q is also spec.diskSetup.partitions[%d]: one partition table per device", p, part.Device, j)
+		}
+		devices[part.Device] = i
 		if err := checkLine(p+".device", part.Device, true); err != nil {
 			return err
 		}

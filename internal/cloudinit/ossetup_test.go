@@ -231,6 +231,11 @@ func TestRenderOSSetupErrors(t *testing.T) {
 		"partition without device": {func(in *Input) {
 			in.Spec.DiskSetup = &bootstrapv1.DiskSetup{Partitions: []bootstrapv1.Partition{{Layout: ptr.To(true)}}}
 		}, "spec.diskSetup.partitions[0].device is empty"},
+		"two mounts on one mount point": {func(in *Input) { in.Spec.Mounts = []bootstrapv1.MountPoints{{"/dev/a", "/x"}, {"/dev/b", "/x"}} },
+			"spec.mounts[1] mounts on /x as spec.mounts[0] does"},
+		"two partition tables on one device": {func(in *Input) {
+			in.Spec.DiskSetup = &bootstrapv1.DiskSetup{Partitions: []bootstrapv1.Partition{{Device: "/dev/sdb"}, {Device: "/dev/sdb"}}}
+		}, `spec.diskSetup.partitions[1].device "/dev/sdb" is also spec.diskSetup.partitions[0]`},
 		"filesystem without device": {func(in *Input) {
 			in.Spec.DiskSetup = &bootstrapv1.DiskSetup{Filesystems: []bootstrapv1.Filesystem{{Filesystem: "ext4"}}}
 		}, "spec.diskSetup.filesystems[0].device is empty"},

@@ -31,11 +31,21 @@ func validateOSSetup(spec *bootstrapv1.KThreesConfigSpec, fldPath *field.Path) f
 	errs = append(errs, validateNTP(spec.NTP, fldPath.Child("ntp"))...)
 	errs = append(errs, validateUsers(spec.Users, fldPath.Child("users"))...)
 	errs = append(errs, validateDiskSetup(spec.DiskSetup, fldPath.Child("diskSetup"))...)
+	mountPoints := map[string]int{}
 	for i, m := range spec.Mounts {
 		p := fldPath.Child("mounts").Index(i)
 		if len(m) == 0 {
 			errs = append(errs, field.Required(p, "a mount needs at least its device: [device, mount point, type, options, dump, pass]"))
 			continue
+		}
+		if len(m) > 1 && m[1] != "none" && m[1] != "" {
+			if j, dup := mountPoints[m[1]]; dup {
+				e := field.Duplicate(p.Index(1), m[1])
+				e.Detail = fmt.Sprintf("%s already mounts something here; one mount per mount point", fldPath.Child("mounts").Index(j).Index(1))
+				errs = append(errs, e)
+			} else {
+				mountPoints[m[1]] = i
+			}
 		}
 		for j, f := range m {
 			if f == "" {
@@ -117,11 +127,18 @@ func validateDiskSetup(d *bootstrapv1.DiskSetup, fldPath *field.Path) field.Erro
 		return nil
 	}
 	var errs field.ErrorList
+	devices := map[string]int{}
 	for i := range d.Partitions {
 		part := &d.Partitions[i]
 		p := fldPath.Child("partitions").Index(i)
 		if part.Device == "" {
 			errs = append(errs, field.Required(p.Child("device"), "the device to partition, e.g. /dev/sdb, is required"))
+		} else if j, dup := devices[part.Device]; dup {
+			e := field.Duplicate(p.Child("device"), part.Device)
+			e.Detail = fmt.Sprintf("%s already lays out this device; one partition table per device", fldPath.Child("partitions").Index(j).Child("device"))
+			errs = append(errs, e)
+		} else {
+			devices[part.Device] = i
 		}
 		if part.Layout != nil && len(part.DiskLayout) > 0 {
 			errs = append(errs, field.Forbidden(p.Child("diskLayout"), "set either layout or diskLayout, not both"))

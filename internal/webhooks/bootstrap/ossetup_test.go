@@ -54,6 +54,12 @@ func TestValidateOSSetup(t *testing.T) {
 			want: []wantErr{{"spec.mounts[1]", "a mount needs at least its device"}}},
 		{name: "empty mount field", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.Mounts[0] = bootstrapv1.MountPoints{"", "/mnt"} },
 			want: []wantErr{{"spec.mounts[0][0]", "must not be empty"}}},
+		{name: "two mounts on one mount point", modify: func(s *bootstrapv1.KThreesConfigSpec) {
+			s.Mounts = append(s.Mounts, bootstrapv1.MountPoints{"/dev/sdc", "/var/lib/data"})
+		}, want: []wantErr{{"spec.mounts[1][1]", "spec.mounts[0][1] already mounts something here"}}},
+		{name: "two partition tables on one device", modify: func(s *bootstrapv1.KThreesConfigSpec) {
+			s.DiskSetup.Partitions = append(s.DiskSetup.Partitions, bootstrapv1.Partition{Device: "/dev/sdb", Layout: ptr.To(false)})
+		}, want: []wantErr{{"spec.diskSetup.partitions[1].device", "spec.diskSetup.partitions[0].device already lays out this device"}}},
 		{name: "partition without device", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.DiskSetup.Partitions[0].Device = "" },
 			want: []wantErr{{"spec.diskSetup.partitions[0].device", "the device to partition"}}},
 		{name: "filesystem without device or type", modify: func(s *bootstrapv1.KThreesConfigSpec) {
