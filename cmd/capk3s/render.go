@@ -111,6 +111,7 @@ func render(file, role, endpoint, version, format string, stdin io.Reader) ([]by
 	}
 	in.Files = placeholderFiles(spec.Files)
 	in.RegistryCredentials = placeholderRegistryCredentials(spec.AgentConfig.Registries)
+	in.UserPasswords = placeholderPasswords(spec.Users)
 	if d := spec.ServerConfig.Datastore; d != nil && tokenRole == bootstrap.Server {
 		// Servers on a datastore join through it, as the bootstrap provider renders them.
 		in.ServerURL = ""
@@ -219,6 +220,18 @@ func placeholderRegistryCredentials(regs *bootstrapv1.Registries) map[string]clo
 			creds.CACert = placeholderPEM("ca.crt of Secret " + rc.CASecret.Name)
 		}
 		out[rc.Registry] = creds
+	}
+	return out
+}
+
+// placeholderPasswords stand for the hashes of users' passwdFrom Secrets, shaped
+// as a crypt(3) hash so that the renderer takes them, and naming the Secret key.
+func placeholderPasswords(users []bootstrapv1.User) map[string]string {
+	out := map[string]string{}
+	for _, u := range users {
+		if u.PasswdFrom != nil {
+			out[u.Name] = "$6$PLACEHOLDER$hash-from-Secret-" + u.PasswdFrom.Secret.Name + "-key-" + u.PasswdFrom.Secret.Key
+		}
 	}
 	return out
 }

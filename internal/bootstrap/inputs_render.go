@@ -86,6 +86,14 @@ func (r *Reconciler) inputs(ctx context.Context, cluster *clusterv1.Cluster, con
 	if in.RegistryCredentials, err = registryCredentials(ctx, secrets, config); err != nil {
 		return in, false, userInputFailed(config, err)
 	}
+	// Password Secrets are watched (by index), so a missing one is a wait.
+	var missing string
+	if in.UserPasswords, missing, err = userPasswords(ctx, secrets, config); err != nil || missing != "" {
+		if missing != "" {
+			waiting(config, bootstrapv1.WaitingForUserPasswordSecretReason, missing)
+		}
+		return in, false, err
+	}
 	return in, true, nil
 }
 

@@ -14,7 +14,8 @@ import (
 
 // userSecrets is the reader through which a pass reads the Secrets that a config's
 // spec names on the user's behalf: spec.files[].contentFrom, the registries' auth and
-// CA Secrets, and the external datastore's Secrets. It labels each Secret it reads
+// CA Secrets, the external datastore's Secrets and the users' password Secrets
+// (spec.users[].passwdFrom). It labels each Secret it reads
 // for clusterctl move.
 //
 // clusterctl move carries a Secret along only if it belongs to a moved object's graph

@@ -33,6 +33,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &bootstrapv1.KThreesConfig{}, datastoreSecretIndex, datastoreSecretNames); err != nil {
 		return fmt.Errorf("indexing KThreesConfigs by datastore Secret: %w", err)
 	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &bootstrapv1.KThreesConfig{}, passwdSecretIndex, passwdSecretNames); err != nil {
+		return fmt.Errorf("indexing KThreesConfigs by user password Secret: %w", err)
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&bootstrapv1.KThreesConfig{}).
 		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(machineToConfig)).
@@ -95,9 +98,11 @@ func (r *Reconciler) clusterToConfigs(ctx context.Context, o client.Object) []re
 }
 
 // secretToConfigs maps a Secret to the waiting configs that need it: as a token or
-// CA Secret of their cluster, or as a Secret their datastore references.
+// CA Secret of their cluster, or as a Secret their datastore or users' passwdFrom
+// references.
 func (r *Reconciler) secretToConfigs(ctx context.Context, o client.Object) []reconcile.Request {
-	return append(r.clusterSecretToConfigs(ctx, o), r.datastoreSecretToConfigs(ctx, o)...)
+	reqs := append(r.clusterSecretToConfigs(ctx, o), r.datastoreSecretToConfigs(ctx, o)...)
+	return append(reqs, r.passwdSecretToConfigs(ctx, o)...)
 }
 
 // clusterSecretToConfigs maps the token and CA Secrets of a cluster to its configs.

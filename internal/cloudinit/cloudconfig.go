@@ -21,6 +21,7 @@ const header = "#cloud-config\n"
 
 // cloudConfig is the part of cloud-init's schema that capk3s writes.
 type cloudConfig struct {
+	ccOSSetup
 	WriteFiles []writeFile `json:"write_files,omitempty"`
 	RunCmd     []string    `json:"runcmd"`
 }
@@ -45,7 +46,7 @@ func encodeCloudConfig(p *plan) ([]byte, error) {
 		}
 		files = append(files, w)
 	}
-	out, err := yaml.Marshal(cloudConfig{WriteFiles: files, RunCmd: p.commands})
+	out, err := yaml.Marshal(cloudConfig{ccOSSetup: cloudConfigOS(p.os), WriteFiles: files, RunCmd: p.commands})
 	if err != nil {
 		return nil, fmt.Errorf("marshalling cloud-config: %w", err)
 	}

@@ -27,6 +27,12 @@
 // /run/cluster-api/bootstrap-success.complete, written only if the k3s (or
 // k3s-agent) unit is active.
 //
+// OS setup (ossetup*.go): bootCommands as bootcmd, ntp, users (passwd from
+// Input.UserPasswords, crypt hashes only), diskSetup as disk_setup and fs_setup,
+// and mounts; in Ignition as a boot-commands unit, a timesyncd drop-in,
+// passwd.users, storage.disks/filesystems and mount units. IgnitionOSSetupErrors
+// lists what Ignition cannot carry; Render refuses it, as the webhook does.
+//
 // # k3s config.yaml
 //
 // Empty values are omitted, and so k3s keeps its own default.

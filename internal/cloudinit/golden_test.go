@@ -299,6 +299,7 @@ func goldenCases() []goldenCase {
 			},
 			wantPaths: []string{k3sConfigPath, registriesPath, "/etc/rancher/k3s/registries.d/registry.example.com_3a5000/ca.crt"},
 		},
+		osSetupGoldenCase(),
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 // parsed is the cloud-config read back the way a consumer would.
 type parsed struct {
+	ccOSSetup
 	WriteFiles []writeFile `json:"write_files"`
 	RunCmd     []string    `json:"runcmd"`
 }

@@ -25,15 +25,15 @@ const ignitionVersion = "3.4.0"
 const gzipCompression = "gzip"
 
 // encodeIgnition writes the plan as an Ignition config: the plan's files, the
-// bootstrap script holding its commands, and the unit that runs the script once
-// the network is up. Ignition writes files and enables units before systemd
+// bootstrap script holding its commands, the unit that runs the script once the
+// network is up, and the OS setup (ossetup_ignition.go). Ignition writes files and enables units before systemd
 // starts anything, so the files are on disk before the first command runs, as
 // with cloud-init.
 func encodeIgnition(p *plan) ([]byte, error) {
 	cfg := igntypes.Config{Ignition: igntypes.Ignition{Version: ignitionVersion}}
 	for _, f := range p.files {
-		if path.Clean(f.Path) == bootstrapScriptPath {
-			return nil, fmt.Errorf("file path %q is where capk3s writes its Ignition bootstrap script", f.Path)
+		if what, ok := reservedIgnitionPaths[path.Clean(f.Path)]; ok {
+			return nil, fmt.Errorf("file path %q is where capk3s writes %s", f.Path, what)
 		}
 		file, err := ignitionFile(f)
 		if err != nil {
@@ -47,6 +47,9 @@ func encodeIgnition(p *plan) ([]byte, error) {
 	}
 	cfg.Storage.Files = append(cfg.Storage.Files, script)
 	cfg.Systemd.Units = []igntypes.Unit{{Name: bootstrapUnitName, Enabled: ptr.To(true), Contents: ptr.To(bootstrapUnit)}}
+	if err := ignitionOS(&cfg, p.os); err != nil {
+		return nil, err
+	}
 
 	out, err := json.Marshal(cfg)
 	if err != nil {

@@ -24,6 +24,10 @@ type ignParsed struct {
 	files  []ignFile
 	units  []igntypes.Unit
 	script string
+	// bootScript is the bootCommands script, ntp the timesyncd drop-in: the OS
+	// setup's own files, kept apart from the plan's files.
+	bootScript, ntp string
+	cfg             igntypes.Config
 }
 
 // parseIgnition parses out as Ignition does, decodes every file, and separates
@@ -37,7 +41,7 @@ func parseIgnition(t testing.TB, out []byte) ignParsed {
 	if cfg.Ignition.Version != "3.4.0" {
 		t.Fatalf("ignition.version = %q, want 3.4.0", cfg.Ignition.Version)
 	}
-	p := ignParsed{units: cfg.Systemd.Units}
+	p := ignParsed{units: cfg.Systemd.Units, cfg: cfg}
 	for _, f := range cfg.Storage.Files {
 		if f.Overwrite == nil || !*f.Overwrite {
 			t.Errorf("%s: overwrite is not true, so Ignition would fail on an existing file", f.Path)
@@ -70,6 +74,14 @@ func parseIgnition(t testing.TB, out []byte) ignParsed {
 			p.script = string(content)
 			continue
 		}
+		switch f.Path {
+		case bootCommandsScriptPath:
+			p.bootScript = string(content)
+			continue
+		case timesyncdDropInPath:
+			p.ntp = string(content)
+			continue
+		}
 		p.files = append(p.files, got)
 	}
 	if p.script == "" {
@@ -79,12 +91,12 @@ func parseIgnition(t testing.TB, out []byte) ignParsed {
 	return p
 }
 
-// checkBootstrapUnit checks that the one unit is enabled and runs the script
-// after the network is up.
+// checkBootstrapUnit checks that the first unit is the bootstrap unit, enabled,
+// running the script after the network is up (the OS setup's units follow it).
 func checkBootstrapUnit(t testing.TB, units []igntypes.Unit) {
 	t.Helper()
-	if len(units) != 1 || units[0].Name != "capk3s-bootstrap.service" {
-		t.Fatalf("units = %+v, want capk3s-bootstrap.service alone", units)
+	if len(units) == 0 || units[0].Name != "capk3s-bootstrap.service" {
+		t.Fatalf("units = %+v, want capk3s-bootstrap.service first", units)
 	}
 	u := units[0]
 	if u.Enabled == nil || !*u.Enabled || u.Contents == nil {
@@ -168,5 +180,47 @@ func checkSameAsCloudConfig(t testing.TB, in Input) ignParsed {
 	if got, want := ig.commands(t), scriptOf(c.RunCmd); got != want {
 		t.Errorf("script commands = %q\nruncmd gives %q", got, want)
 	}
+	checkSameOSSetup(t, c, ig)
 	return ig
+}
+
+// checkSameOSSetup checks that the OS setup reached both formats: the same boot
+// commands, users, time servers, file systems and mounts.
+func checkSameOSSetup(t testing.TB, c parsed, ig ignParsed) {
+	t.Helper()
+	if got, want := strings.TrimPrefix(ig.bootScript, "#!/bin/sh\n"), scriptOf(c.BootCmd); got != want {
+		t.Errorf("boot commands script = %q, bootcmd gives %q", got, want)
+	}
+	if len(ig.cfg.Passwd.Users) != len(c.Users) {
+		t.Fatalf("%d Ignition users, %d cloud-config users", len(ig.cfg.Passwd.Users), len(c.Users))
+	}
+	for i, u := range c.Users {
+		g := ig.cfg.Passwd.Users[i]
+		hash := ""
+		if g.PasswordHash != nil {
+			hash = *g.PasswordHash
+		}
+		if g.Name != u.Name || hash != u.Passwd || len(g.SSHAuthorizedKeys) != len(u.SSHAuthorizedKeys) || u.LockPasswd != (hash == "") {
+			t.Errorf("user %d: Ignition %+v, cloud-config %+v", i, g, u)
+		}
+	}
+	wantNTP := ""
+	if c.NTP != nil && (c.NTP.Enabled == nil || *c.NTP.Enabled) && len(c.NTP.Servers) > 0 {
+		wantNTP = "[Time]\nNTP=" + strings.Join(c.NTP.Servers, " ") + "\n"
+	}
+	if ig.ntp != wantNTP {
+		t.Errorf("timesyncd drop-in = %q, want %q", ig.ntp, wantNTP)
+	}
+	if len(ig.cfg.Storage.Filesystems) != len(c.FSSetup) {
+		t.Errorf("%d Ignition file systems, %d fs_setup entries", len(ig.cfg.Storage.Filesystems), len(c.FSSetup))
+	}
+	mounts := 0
+	for _, u := range ig.units {
+		if strings.HasSuffix(u.Name, ".mount") {
+			mounts++
+		}
+	}
+	if mounts != len(c.Mounts) {
+		t.Errorf("%d mount units, %d mounts entries", mounts, len(c.Mounts))
+	}
 }

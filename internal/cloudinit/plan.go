@@ -13,6 +13,8 @@ type plan struct {
 	// commands are preK3sCommands, the k3s install, postK3sCommands and the
 	// sentinel, each one sh command line.
 	commands []string
+	// os is the OS setup (bootCommands, ntp, users, diskSetup, mounts).
+	os osSetup
 }
 
 // newPlan resolves and checks everything that does not depend on the format.
@@ -67,5 +69,9 @@ func newPlan(in Input) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &plan{role: in.Role, files: files.entries, commands: cmds}, nil
+	setup, err := newOSSetup(in)
+	if err != nil {
+		return nil, err
+	}
+	return &plan{role: in.Role, files: files.entries, commands: cmds, os: setup}, nil
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 )
 
@@ -79,6 +81,9 @@ type Input struct {
 	// Datastore is the resolved spec.serverConfig.datastore; servers only, and
 	// required when the spec sets one.
 	Datastore *Datastore
+	// UserPasswords are the crypt(3) hashes read from spec.users[].passwdFrom,
+	// keyed by user name; every user with passwdFrom needs one.
+	UserPasswords map[string]string
 }
 
 // Render returns the bootstrap data that installs and configures k3s for in.Role,
@@ -88,6 +93,12 @@ func Render(in Input) ([]byte, error) {
 	encode, err := encoderFor(in.Spec.Format)
 	if err != nil {
 		return nil, err
+	}
+	if in.Spec.Format == bootstrapv1.Ignition {
+		// Checked on the spec, as the webhook does, so that both name the same fields.
+		if errs := IgnitionOSSetupErrors(&in.Spec, field.NewPath("spec")); len(errs) > 0 {
+			return nil, errs.ToAggregate()
+		}
 	}
 	p, err := newPlan(in)
 	if err != nil {

@@ -193,11 +193,13 @@ func TestRenderRandomized(t *testing.T) {
 		for range r.IntN(5) {
 			in.Spec.PostK3sCommands = append(in.Spec.PostK3sCommands, randCommand(r))
 		}
+		randOSSetup(r, &in)
 		out, err := Render(in)
 		if err != nil {
 			t.Fatalf("case %d: Render: %v\ninput: %#v", i, err, in)
 		}
 		checkRoundTrip(t, in, files, out)
+		checkOSRoundTrip(t, in, out)
 		// Ignition carries the same plan: checked against the cloud-config just
 		// verified, file by file and command by command.
 		checkSameAsCloudConfig(t, in)

@@ -29,10 +29,13 @@ type bootData struct {
 	install  installCommand
 	// k3sConfig is /etc/rancher/k3s/config.yaml, parsed.
 	k3sConfig map[string]any
+	// os is the OS setup done before k3s.
+	os osSetup
 }
 
 // cloudConfig is the part of cloud-init's schema that k3s machines depend on.
 type cloudConfig struct {
+	cloudConfigOS
 	RunCmd     []any           `json:"runcmd"`
 	WriteFiles []cloudInitFile `json:"write_files"`
 }
@@ -54,10 +57,14 @@ func parseCloudConfig(data []byte) (*bootData, error) {
 		return nil, errors.New("bootstrap data does not start with #cloud-config: cloud-init would not read it")
 	}
 	var cc cloudConfig
-	if err := yaml.UnmarshalStrict(data, &cc); err != nil {
+	err := yaml.UnmarshalStrict(data, &cc)
+	if err != nil {
 		return nil, fmt.Errorf("cloud-config: %w", err)
 	}
 	b := &bootData{files: map[string][]byte{}}
+	if b.os, err = cc.osSetup(); err != nil {
+		return nil, err
+	}
 	for i, f := range cc.WriteFiles {
 		if f.Path == "" {
 			return nil, fmt.Errorf("write_files[%d] has no path", i)

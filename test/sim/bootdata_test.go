@@ -150,8 +150,8 @@ func TestParseCloudConfigErrors(t *testing.T) {
 		},
 		{
 			name:    "unknown top-level key",
-			data:    minimal("", "") + "bootcmd:\n- echo early\n",
-			wantErr: `unknown field "bootcmd"`,
+			data:    minimal("", "") + "apt:\n  preserve_sources_list: true\n",
+			wantErr: `unknown field "apt"`,
 		},
 		{
 			name:    "unknown write_files key",

@@ -58,9 +58,12 @@ func caHash(caPEM []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// checkStatic checks what needs no cluster: the options suit the role, a server has
+// checkStatic checks what needs no cluster: the OS setup, the options suit the role, a server has
 // the cluster's CAs, and the token is well formed for the role.
 func (b *bootData) checkStatic() error {
+	if err := b.checkOSSetup(); err != nil {
+		return err
+	}
 	role := b.install.role
 	var unknown []string
 	for key := range b.k3sConfig {

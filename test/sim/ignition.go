@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/coreos/go-systemd/v22/unit"
@@ -33,19 +34,11 @@ func parseIgnition(data []byte) (*bootData, error) {
 			modes[f.Path] = *f.Mode
 		}
 	}
-	script, err := bootstrapScript(cfg.Systemd.Units, b.files, modes)
-	if err != nil {
+	if err := b.readIgnitionScripts(cfg.Systemd.Units, modes); err != nil {
 		return nil, err
 	}
-	body, ok := strings.CutPrefix(string(b.files[script]), "#!")
-	if !ok {
-		return nil, fmt.Errorf("%s has no #! line: systemd could not execute it", script)
-	}
-	lines := strings.Split(body, "\n")[1:] // the rest of the #! line is the interpreter
-	for _, l := range lines {
-		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
-			b.commands = append(b.commands, l)
-		}
+	if err := b.readIgnitionOS(cfg); err != nil {
+		return nil, err
 	}
 	return b, b.readK3s()
 }
@@ -74,40 +67,113 @@ func ignitionContent(f igntypes.File) ([]byte, error) {
 	}
 }
 
-// bootstrapScript finds the one enabled unit whose ExecStart runs a file that
-// Ignition writes, and checks that the file is executable.
-func bootstrapScript(units []igntypes.Unit, files map[string][]byte, modes map[string]int) (string, error) {
-	var found []string
+// scriptUnit is an enabled unit whose ExecStart runs a file that Ignition writes.
+type scriptUnit struct {
+	name, script  string
+	before, after []string
+	commands      []string
+}
+
+// readIgnitionScripts finds the units that run scripts: the one whose script
+// installs k3s gives the commands; any other is a boot-commands unit, which must
+// be ordered before it.
+func (b *bootData) readIgnitionScripts(units []igntypes.Unit, modes map[string]int) error {
+	found, err := scriptUnits(units, b.files, modes)
+	if err != nil {
+		return err
+	}
+	var install []int
+	for i, su := range found {
+		for _, c := range su.commands {
+			if _, ok, _ := parseInstallCommand(c); ok {
+				install = append(install, i)
+				break
+			}
+		}
+	}
+	switch {
+	case len(found) == 0:
+		return errors.New("no enabled unit runs a script that Ignition writes: nothing would install k3s")
+	case len(found) == 1:
+		// Whatever it runs is the bootstrap; readK3s says if it installs nothing.
+		install = []int{0}
+	case len(install) == 0:
+		return fmt.Errorf("%d enabled units run scripts, and none installs k3s", len(found))
+	case len(install) > 1:
+		var names []string
+		for _, i := range install {
+			names = append(names, found[i].script)
+		}
+		return fmt.Errorf("%d enabled units run bootstrap scripts (%s); one is expected", len(install), strings.Join(names, ", "))
+	}
+	main := found[install[0]]
+	b.commands = main.commands
+	b.os.bootFirst = true
+	for i, su := range found {
+		if i == install[0] {
+			continue
+		}
+		b.os.bootCommands = append(b.os.bootCommands, su.commands...)
+		if !slices.Contains(su.before, main.name) && !slices.Contains(main.after, su.name) {
+			b.os.bootFirst = false
+		}
+	}
+	return nil
+}
+
+// scriptUnits lists the enabled units that run a file Ignition writes, each
+// checked to be executable.
+func scriptUnits(units []igntypes.Unit, files map[string][]byte, modes map[string]int) ([]scriptUnit, error) {
+	var found []scriptUnit
 	for _, u := range units {
 		if u.Enabled == nil || !*u.Enabled || u.Contents == nil {
 			continue
 		}
 		opts, err := unit.DeserializeOptions(strings.NewReader(*u.Contents))
 		if err != nil {
-			return "", fmt.Errorf("unit %s: %w", u.Name, err)
+			return nil, fmt.Errorf("unit %s: %w", u.Name, err)
 		}
+		su := scriptUnit{name: u.Name}
 		for _, o := range opts {
-			if o.Section != "Service" || o.Name != "ExecStart" {
-				continue
-			}
-			exe := strings.Fields(o.Value)
-			if len(exe) == 0 {
-				continue
-			}
-			if _, ok := files[exe[0]]; ok {
-				found = append(found, exe[0])
+			switch {
+			case o.Section == "Unit" && o.Name == "Before":
+				su.before = append(su.before, strings.Fields(o.Value)...)
+			case o.Section == "Unit" && o.Name == "After":
+				su.after = append(su.after, strings.Fields(o.Value)...)
+			case o.Section == "Service" && o.Name == "ExecStart":
+				if exe := strings.Fields(o.Value); len(exe) > 0 {
+					if _, ok := files[exe[0]]; ok {
+						su.script = exe[0]
+					}
+				}
 			}
 		}
+		if su.script == "" {
+			continue
+		}
+		if modes[su.script]&0o100 == 0 {
+			return nil, fmt.Errorf("%s is not executable (mode %o): systemd could not run it", su.script, modes[su.script])
+		}
+		if su.commands, err = scriptCommands(su.script, files[su.script]); err != nil {
+			return nil, err
+		}
+		found = append(found, su)
 	}
-	switch len(found) {
-	case 0:
-		return "", errors.New("no enabled unit runs a script that Ignition writes: nothing would install k3s")
-	case 1:
-	default:
-		return "", fmt.Errorf("%d enabled units run bootstrap scripts (%s); one is expected", len(found), strings.Join(found, ", "))
+	return found, nil
+}
+
+// scriptCommands are a script's lines after the #! line, as runcmd's entries are
+// for cloud-init.
+func scriptCommands(path string, script []byte) ([]string, error) {
+	body, ok := strings.CutPrefix(string(script), "#!")
+	if !ok {
+		return nil, fmt.Errorf("%s has no #! line: systemd could not execute it", path)
 	}
-	if modes[found[0]]&0o100 == 0 {
-		return "", fmt.Errorf("%s is not executable (mode %o): systemd could not run it", found[0], modes[found[0]])
+	var cmds []string
+	for _, l := range strings.Split(body, "\n")[1:] { // the rest of the #! line is the interpreter
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			cmds = append(cmds, l)
+		}
 	}
-	return found[0], nil
+	return cmds, nil
 }

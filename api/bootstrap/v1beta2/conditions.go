@@ -25,6 +25,10 @@ const (
 	// Secret, or a key of one, that does not exist yet.
 	WaitingForDatastoreSecretReason = "WaitingForDatastoreSecret"
 
+	// WaitingForUserPasswordSecretReason: a spec.users[].passwdFrom names a Secret, or
+	// a key of one, that does not exist yet.
+	WaitingForUserPasswordSecretReason = "WaitingForUserPasswordSecret"
+
 	// WaitingForInitLockReason: another server holds the init lock and initializes the cluster.
 	WaitingForInitLockReason = "WaitingForInitLock"
 

@@ -48,6 +48,38 @@ type KThreesConfigSpec struct {
 	// Empty means cloud-config. Added by capk3s.
 	// +optional
 	Format Format `json:"format,omitempty"`
+
+	// bootCommands are shell commands run on every boot, before anything else:
+	// cloud-init's bootcmd, or with Ignition a unit ordered before the bootstrap.
+	// Added by capk3s.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=1000
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=10240
+	BootCommands []string `json:"bootCommands,omitempty"`
+
+	// ntp configures time synchronization (cloud-init's ntp, or with Ignition
+	// systemd-timesyncd). Added by capk3s.
+	// +optional
+	NTP *NTP `json:"ntp,omitempty"`
+
+	// users are accounts to create; passwords come from Secrets only. Added by
+	// capk3s.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=100
+	Users []User `json:"users,omitempty"`
+
+	// diskSetup partitions devices and creates file systems. Added by capk3s.
+	// +optional
+	DiskSetup *DiskSetup `json:"diskSetup,omitempty"`
+
+	// mounts are file systems to mount, as fstab fields. Added by capk3s.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=100
+	Mounts []MountPoints `json:"mounts,omitempty"`
 }
 
 // Format is the format of the bootstrap data, with the values of the Cluster API

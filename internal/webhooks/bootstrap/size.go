@@ -32,6 +32,9 @@ func validateInlineSize(spec *bootstrapv1.KThreesConfigSpec, fldPath *field.Path
 	for i := range spec.Files {
 		count(len(spec.Files[i].Content), fldPath.Child("files").Index(i).Child("content"))
 	}
+	for i, c := range spec.BootCommands {
+		count(len(c), fldPath.Child("bootCommands").Index(i))
+	}
 	for i, c := range spec.PreK3sCommands {
 		count(len(c), fldPath.Child("preK3sCommands").Index(i))
 	}

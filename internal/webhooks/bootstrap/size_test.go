@@ -24,7 +24,7 @@ func inlineSize(spec *bootstrapv1.KThreesConfigSpec) int {
 	for _, f := range spec.Files {
 		n += len(f.Content)
 	}
-	for _, c := range append(append([]string{}, spec.PreK3sCommands...), spec.PostK3sCommands...) {
+	for _, c := range append(append(append([]string{}, spec.BootCommands...), spec.PreK3sCommands...), spec.PostK3sCommands...) {
 		n += len(c)
 	}
 	return n

@@ -36,6 +36,7 @@ func validateSpec(spec *bootstrapv1.KThreesConfigSpec, fldPath *field.Path) fiel
 	errs = append(errs, validateServerConfig(&spec.ServerConfig, fldPath.Child("serverConfig"))...)
 	errs = append(errs, validateRegistries(spec.AgentConfig.Registries, fldPath.Child("agentConfig", "registries"))...)
 	errs = append(errs, validateExtraConfig(spec, fldPath)...)
+	errs = append(errs, validateOSSetup(spec, fldPath)...)
 	errs = append(errs, validateInlineSize(spec, fldPath)...)
 	return errs
 }

@@ -21,6 +21,11 @@ func validSpec() bootstrapv1.KThreesConfigSpec {
 		},
 		PreK3sCommands:  []string{"echo pre"},
 		PostK3sCommands: []string{"echo post"},
+		BootCommands:    validOSSetup().BootCommands,
+		NTP:             validOSSetup().NTP,
+		Users:           validOSSetup().Users,
+		DiskSetup:       validOSSetup().DiskSetup,
+		Mounts:          validOSSetup().Mounts,
 		ServerConfig: bootstrapv1.KThreesServerConfig{
 			HTTPSListenPort: "6443", AdvertisePort: "443",
 			BindAddress: "0.0.0.0", AdvertiseAddress: "10.0.0.10",

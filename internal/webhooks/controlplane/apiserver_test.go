@@ -83,6 +83,13 @@ var badControlPlanes = []badInput{
 	{name: "config cluster CIDR not a CIDR", modify: func(s *controlplanev1.KThreesControlPlaneSpec) {
 		s.KThreesConfigSpec.ServerConfig.ClusterCidr = "10.42.0.0/33"
 	}, path: "spec.kthreesConfigSpec.serverConfig.clusterCidr", message: `"10.42.0.0/33" is not a CIDR`},
+	{name: "config users listed twice", modify: func(s *controlplanev1.KThreesControlPlaneSpec) {
+		s.KThreesConfigSpec.Users = []bootstrapv1.User{{Name: "ops"}, {Name: "ops"}}
+	}, path: "spec.kthreesConfigSpec.users[1].name", message: "spec.kthreesConfigSpec.users[0].name already creates this user"},
+	{name: "config sudo with ignition", modify: func(s *controlplanev1.KThreesControlPlaneSpec) {
+		s.KThreesConfigSpec.Format = bootstrapv1.Ignition
+		s.KThreesConfigSpec.Users = []bootstrapv1.User{{Name: "ops", Sudo: "ALL=(ALL) ALL"}}
+	}, path: "spec.kthreesConfigSpec.users[0].sudo", message: "Ignition has no sudo setting"},
 	{name: "no infrastructure reference at all", modify: func(s *controlplanev1.KThreesControlPlaneSpec) {
 		s.MachineTemplate = controlplanev1.KThreesControlPlaneMachineTemplate{}
 	}, path: "spec", message: "spec.machineTemplate.spec.infrastructureRef is required", bySchema: true},
