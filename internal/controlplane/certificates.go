@@ -91,7 +91,7 @@ func (r *Reconciler) reconcileCertificates(ctx context.Context, cluster *cluster
 	for _, cert := range k3s.ClusterCertificates() {
 		name := secret.Name(cluster.Name, cert.Purpose)
 		s := &corev1.Secret{}
-		err := r.Client.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: name}, s)
+		err := r.secrets().Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: name}, s)
 		switch {
 		case apierrors.IsNotFound(err):
 			evidence, err := serversMayHoldCAs()

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/secretcache"
 	"github.com/capk3s/capk3s/internal/staleconditions"
 	"github.com/capk3s/capk3s/internal/token"
 	controlplanewebhooks "github.com/capk3s/capk3s/internal/webhooks/controlplane"
@@ -45,6 +46,10 @@ type Reconciler struct {
 	// whether a missing join token may be generated anew. SetupWithManager defaults it
 	// to the manager's API reader.
 	APIReader client.Reader
+	// Secrets reads the cluster's Secrets (CAs, kubeconfig, join token) that every pass
+	// reads, from a cache of cluster-labelled Secrets, live where the cache has none.
+	// SetupWithManager makes one when nil.
+	Secrets *secretcache.Reader
 	// ClusterCache gives cached access to workload clusters; it is the only way this
 	// controller reaches them.
 	ClusterCache clustercache.ClusterCache
@@ -65,8 +70,15 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}
+	if r.Secrets == nil {
+		secrets, err := secretcache.New(ctx, mgr)
+		if err != nil {
+			return err
+		}
+		r.Secrets = secrets
+	}
 	log := ctrl.LoggerFrom(ctx)
-	c, err := ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&controlplanev1.KThreesControlPlane{}).
 		Owns(&corev1.Secret{}, builder.OnlyMetadata).
 		// A token Secret that another controller manages (token.go) is not owned, yet its
@@ -78,8 +90,19 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 			builder.WithPredicates(predicates.ClusterPausedTransitionsOrInfrastructureProvisioned(mgr.GetScheme(), log)),
 		).
 		// Connection changes to the workload cluster (first contact, lost, back).
-		WatchesRawSource(r.ClusterCache.GetClusterSource("kthreescontrolplane", clusterToControlPlane)).
-		WithOptions(options).
+		WatchesRawSource(r.ClusterCache.GetClusterSource("kthreescontrolplane", clusterToControlPlane))
+	// The same Secrets once more, as the Secret cache sees them: a pass woken by the
+	// metadata watch may still read the cache's older copy; this wakes it again when
+	// the cache has caught up.
+	for _, h := range []handler.EventHandler{
+		handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &controlplanev1.KThreesControlPlane{}, handler.OnlyControllerOwner()),
+		handler.EnqueueRequestsFromMapFunc(r.tokenSecretToControlPlane),
+	} {
+		if src := r.Secrets.Source(h); src != nil {
+			b = b.WatchesRawSource(src)
+		}
+	}
+	c, err := b.WithOptions(options).
 		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
 		Build(r)
 	if err != nil {
@@ -87,6 +110,15 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	}
 	r.controller = c
 	return nil
+}
+
+// secrets reads the Secrets every pass reads: through r.Secrets, or the client when
+// the Reconciler was built without one (unit tests that call Reconcile directly).
+func (r *Reconciler) secrets() client.Reader {
+	if r.Secrets != nil {
+		return r.Secrets
+	}
+	return r.Client
 }
 
 // clusterToControlPlane maps a Cluster to the KThreesControlPlane it references.

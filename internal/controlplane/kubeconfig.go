@@ -70,7 +70,7 @@ func (r *Reconciler) reconcileKubeconfig(ctx context.Context, cluster *clusterv1
 	clusterKey := util.ObjectKey(cluster)
 
 	existing := &corev1.Secret{}
-	err := r.Client.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: secret.Name(cluster.Name, secret.Kubeconfig)}, existing)
+	err := r.secrets().Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: secret.Name(cluster.Name, secret.Kubeconfig)}, existing)
 	switch {
 	case apierrors.IsNotFound(err):
 		existing = nil

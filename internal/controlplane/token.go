@@ -22,6 +22,7 @@ func (r *Reconciler) reconcileToken(ctx context.Context, cluster *clusterv1.Clus
 	if r.APIReader != nil {
 		opts = append(opts, token.WithLiveReader(r.APIReader))
 	}
+	opts = append(opts, token.WithSecretReader(r.secrets()))
 	result, err := token.Reconcile(ctx, r.Client, cluster, kcp, opts...)
 	if err != nil {
 		conditions.Set(kcp, metav1.Condition{

@@ -8,7 +8,24 @@ import (
 type Option func(*options)
 
 type options struct {
-	live client.Reader
+	live    client.Reader
+	secrets client.Reader
+}
+
+// secretReader is where the existing Secret is read from: the one given with
+// WithSecretReader, or the client.
+func (o options) secretReader(c client.Client) client.Reader {
+	if o.secrets != nil {
+		return o.secrets
+	}
+	return c
+}
+
+// WithSecretReader makes Reconcile read the existing token Secret through r (a
+// Secret cache that answers NotFound only from the API server, such as
+// secretcache.Reader), instead of the client.
+func WithSecretReader(r client.Reader) Option {
+	return func(o *options) { o.secrets = r }
 }
 
 // WithLiveReader makes Reconcile confirm through r, an uncached reader such as the

@@ -64,7 +64,7 @@ func Reconcile(ctx context.Context, c client.Client, cluster *clusterv1.Cluster,
 	}
 	key := client.ObjectKey{Namespace: cluster.Namespace, Name: SecretName(cluster.Name)}
 	existing := &corev1.Secret{}
-	err := c.Get(ctx, key, existing)
+	err := o.secretReader(c).Get(ctx, key, existing)
 	switch {
 	case apierrors.IsNotFound(err):
 		return create(ctx, c, cluster, kcp, o)

@@ -17,11 +17,13 @@ import (
 	"sigs.k8s.io/cluster-api/util/secret"
 	"sigs.k8s.io/cluster-api/util/test/builder"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 	"github.com/capk3s/capk3s/internal/controlplane"
 	"github.com/capk3s/capk3s/internal/k3s"
+	"github.com/capk3s/capk3s/internal/secretcache"
 	"github.com/capk3s/capk3s/internal/token"
 	"github.com/capk3s/capk3s/test/envtest"
 )
@@ -311,19 +313,51 @@ func (s *scenario) checkClusterSeesServersUpToDate() {
 }
 
 // checkIdleReconcileWritesNothing runs one more pass of the control plane with a
-// counting client, while everything is up to date: it must not write at all.
+// counting client, while everything is up to date: it must not write at all, and it
+// must read none of the cluster's Secrets from the API server (they come from the
+// Secret cache, as in the managers).
 func (s *scenario) checkIdleReconcileWritesNothing() {
 	s.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	counting, err := env.NewCountingClient()
 	s.must("counting client", err)
-	r := &controlplane.Reconciler{Client: counting, APIReader: counting, ClusterCache: s.stack.clusterCache}
+	secrets, err := secretcache.NewCache(ctx, env.Config, cache.Options{Scheme: env.Scheme})
+	s.must("Secret cache", err)
+	go func() { _ = secrets.Start(ctx) }()
+	if !secrets.WaitForCacheSync(ctx) {
+		s.t.Fatal("the Secret cache did not sync")
+	}
+	live := &secretGetCounter{Reader: counting}
+	r := &controlplane.Reconciler{
+		Client: counting, APIReader: counting, ClusterCache: s.stack.clusterCache,
+		Secrets: secretcache.FromCache(secrets, live),
+	}
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(s.kcp)}
-	if _, err := r.Reconcile(context.Background(), req); err != nil {
+	if _, err := r.Reconcile(ctx, req); err != nil {
 		s.t.Fatalf("idle reconcile: %v", err)
 	}
 	if counting.Writes() != 0 {
 		s.t.Errorf("an idle control plane wrote: %v", counting.Counts())
 	}
+	if live.gets != 0 {
+		s.t.Errorf("an idle control plane read %d Secrets from the API server: %v", live.gets, live.names)
+	}
+}
+
+// secretGetCounter counts the Secret reads that reach the API server.
+type secretGetCounter struct {
+	client.Reader
+	gets  int
+	names []string
+}
+
+func (c *secretGetCounter) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(*corev1.Secret); ok {
+		c.gets++
+		c.names = append(c.names, key.Name)
+	}
+	return c.Reader.Get(ctx, key, obj, opts...)
 }
 
 // checkNodeNotReadyIsReported: readiness is recomputed every pass, never sticky.

@@ -1,0 +1,104 @@
+package secretcache
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/rest"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+)
+
+// Reader reads Secrets from the cache and falls back to a live read where the cache
+// has none. Other kinds are read live. The zero value is not usable; build one with New
+// or Live.
+type Reader struct {
+	cached cache.Cache
+	live   client.Reader
+}
+
+// New makes a cache of the cluster-labelled Secrets, started and stopped with mgr,
+// and a Reader over it that reads live through mgr's API reader. The cache is separate
+// from the manager's own, which other watches (Secrets by metadata, cluster-wide) keep
+// unfiltered.
+func New(ctx context.Context, mgr ctrl.Manager) (*Reader, error) {
+	c, err := NewCache(ctx, mgr.GetConfig(), cache.Options{
+		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Add(c); err != nil {
+		return nil, fmt.Errorf("adding the Secret cache to the manager: %w", err)
+	}
+	return FromCache(c, mgr.GetAPIReader()), nil
+}
+
+// NewCache makes the cache (not started) of the Secrets labelled with a cluster
+// name, with base's scheme, mapper and HTTP client, and its Secret informer.
+func NewCache(ctx context.Context, cfg *rest.Config, base cache.Options) (cache.Cache, error) {
+	req, err := labels.NewRequirement(clusterv1.ClusterNameLabel, selection.Exists, nil)
+	if err != nil {
+		return nil, err
+	}
+	base.ByObject = map[client.Object]cache.ByObject{
+		&corev1.Secret{}: {Label: labels.NewSelector().Add(*req)},
+	}
+	base.DefaultTransform = cache.TransformStripManagedFields()
+	c, err := cache.New(cfg, base)
+	if err != nil {
+		return nil, fmt.Errorf("creating the Secret cache: %w", err)
+	}
+	// The informer exists before the cache starts, so that the first pass does not
+	// start it and wait for its first list.
+	if _, err := c.GetInformer(ctx, &corev1.Secret{}); err != nil {
+		return nil, fmt.Errorf("creating the Secret informer: %w", err)
+	}
+	return c, nil
+}
+
+// FromCache is a Reader over c (made by NewCache) that reads live through live.
+func FromCache(c cache.Cache, live client.Reader) *Reader { return &Reader{cached: c, live: live} }
+
+// Live is a Reader without cache: every read goes to live. For callers that were given
+// no cache (tests, tools).
+func Live(live client.Reader) *Reader { return &Reader{live: live} }
+
+// Get reads obj. A Secret comes from the cache when the cache has it; a NotFound from
+// the cache, or a cache error, is answered by a live read.
+func (r *Reader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, isSecret := obj.(*corev1.Secret); isSecret && r.cached != nil {
+		err := r.cached.Get(ctx, key, obj, opts...)
+		if err == nil {
+			return nil
+		}
+		if !apierrors.IsNotFound(err) {
+			ctrl.LoggerFrom(ctx).V(4).Info("Secret cache read failed; reading live", "Secret", key, "err", err)
+		}
+	}
+	return r.live.Get(ctx, key, obj, opts...)
+}
+
+// Source is a watch on the cached Secrets for a controller, so that a pass runs once
+// the cache has seen a change (the manager's metadata watch may see it first, and a
+// pass then would read the cache's older copy). Nil for a Reader without cache.
+func (r *Reader) Source(h handler.TypedEventHandler[client.Object, reconcile.Request]) source.Source {
+	if r.cached == nil {
+		return nil
+	}
+	return source.Kind(r.cached, client.Object(&corev1.Secret{}), h)
+}
+
+// List lists live: callers list rarely, and a list must not miss unlabelled objects.
+func (r *Reader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	return r.live.List(ctx, list, opts...)
+}
