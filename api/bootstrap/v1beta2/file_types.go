@@ -1,0 +1,65 @@
+package v1beta2
+
+// Encoding is how a file's content is encoded.
+// +kubebuilder:validation:Enum=base64;gzip;gzip+base64
+type Encoding string
+
+const (
+	// Base64 content is base64 encoded.
+	Base64 Encoding = "base64"
+	// Gzip content is gzip compressed.
+	Gzip Encoding = "gzip"
+	// GzipBase64 content is gzip compressed, then base64 encoded.
+	GzipBase64 Encoding = "gzip+base64"
+)
+
+// File is a file written to the machine by cloud-init.
+// +kubebuilder:validation:XValidation:rule="!(has(self.content) && has(self.contentFrom))",message="set either content or contentFrom, not both"
+type File struct {
+	// path is the absolute path of the file on the machine.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	Path string `json:"path"`
+
+	// owner is the file's owner, e.g. "root:root".
+	// +optional
+	Owner string `json:"owner,omitempty"`
+
+	// permissions is the file's mode in octal, e.g. "0640".
+	// +optional
+	// +kubebuilder:validation:Pattern=`^0?[0-7]{3}$`
+	Permissions string `json:"permissions,omitempty"`
+
+	// encoding of content.
+	// +optional
+	Encoding Encoding `json:"encoding,omitempty"`
+
+	// content is the file's content.
+	// +optional
+	Content string `json:"content,omitempty"`
+
+	// contentFrom takes the content from a Secret instead.
+	// +optional
+	ContentFrom *FileSource `json:"contentFrom,omitempty"`
+}
+
+// FileSource is where a file's content comes from.
+type FileSource struct {
+	// secret holds the content.
+	// +required
+	Secret SecretFileSource `json:"secret"`
+}
+
+// SecretFileSource is one key of a Secret in the KThreesConfig's namespace.
+type SecretFileSource struct {
+	// name of the Secret.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+
+	// key in the Secret's data.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	Key string `json:"key"`
+}
