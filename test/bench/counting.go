@@ -102,7 +102,7 @@ func traceWrite(w io.Writer, info *request.RequestInfo, req *http.Request) {
 func (c *requestCounter) snapshot() requestCounts {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s := requestCounts{ByKey: map[requestKey]int{}, Events: c.events}
+	s := requestCounts{ByKey: map[requestKey]int{}, ConflictsByKey: map[requestKey]int{}, Events: c.events}
 	for k, n := range c.counts {
 		s.ByKey[k] = n
 		if isWrite(k.verb) {
@@ -111,19 +111,22 @@ func (c *requestCounter) snapshot() requestCounts {
 			s.Reads += n
 		}
 	}
-	for _, n := range c.conflicts {
+	for k, n := range c.conflicts {
 		s.Conflicts += n
+		s.ConflictsByKey[k] = n
 	}
 	return s
 }
 
 // requestCounts are counts at one moment; since gives the difference to an earlier one.
 type requestCounts struct {
-	ByKey     map[requestKey]int
-	Reads     int
-	Writes    int
-	Conflicts int
-	Events    int
+	ByKey map[requestKey]int
+	// ConflictsByKey are the 409 answers (conflicts and AlreadyExists) by request.
+	ConflictsByKey map[requestKey]int
+	Reads          int
+	Writes         int
+	Conflicts      int
+	Events         int
 }
 
 func (s requestCounts) since(before requestCounts) requestCounts {
@@ -143,9 +146,11 @@ func (s requestCounts) since(before requestCounts) requestCounts {
 }
 
 // sorted lists the counts, largest first, then by verb and resource.
-func (s requestCounts) sorted() []countEntry {
-	out := make([]countEntry, 0, len(s.ByKey))
-	for k, n := range s.ByKey {
+func (s requestCounts) sorted() []countEntry { return sortedEntries(s.ByKey) }
+
+func sortedEntries(counts map[requestKey]int) []countEntry {
+	out := make([]countEntry, 0, len(counts))
+	for k, n := range counts {
 		out = append(out, countEntry{Verb: k.verb, Resource: k.resource, Count: n})
 	}
 	sort.Slice(out, func(i, j int) bool {

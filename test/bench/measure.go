@@ -100,7 +100,7 @@ func measure(ctx context.Context, p provider, o options, logf func(string)) (_ *
 		Concurrency:     o.settings.ProviderConcurrency,
 		AllReadySeconds: allReady.Seconds(), P50Seconds: p50.Seconds(), P90Seconds: p90.Seconds(), MaxSeconds: maxD.Seconds(),
 		Reads: provisioning.Reads, Writes: provisioning.Writes, Conflicts: provisioning.Conflicts, Events: provisioning.Events,
-		Requests:    provisioning.sorted(),
+		Requests: provisioning.sorted(), ConflictRequests: sortedEntries(provisioning.ConflictsByKey),
 		IdleSeconds: o.idle.Seconds(), IdleReads: idle.Reads, IdleWrites: idle.Writes, IdleRequests: idle.sorted(),
 		HeapBytes: mem.HeapAlloc, APIServerRSSBytes: apiserverRSS(),
 	}, nil

@@ -25,11 +25,14 @@ type result struct {
 	MaxSeconds      float64 `json:"maxSeconds"`
 
 	// Requests until all were ready (events apart), and 409 answers among them.
-	Reads     int          `json:"reads"`
-	Writes    int          `json:"writes"`
-	Conflicts int          `json:"conflicts"`
-	Events    int          `json:"events"`
-	Requests  []countEntry `json:"requests"`
+	Reads     int `json:"reads"`
+	Writes    int `json:"writes"`
+	Conflicts int `json:"conflicts"`
+	// ConflictRequests are the 409 answers by request: a Conflict on an update or
+	// patch, or an AlreadyExists on a create.
+	ConflictRequests []countEntry `json:"conflictRequests"`
+	Events           int          `json:"events"`
+	Requests         []countEntry `json:"requests"`
 
 	// The idle window after readiness.
 	IdleSeconds  float64      `json:"idleSeconds"`
@@ -65,6 +68,7 @@ func (r *result) print(w io.Writer) error {
 		return err
 	}
 	printRequests(w, "requests until ready (top 15)", r.Requests, 15)
+	printRequests(w, "409 answers until ready, by request", r.ConflictRequests, 10)
 	printRequests(w, "requests in the idle window", r.IdleRequests, 15)
 	line, err := json.Marshal(r)
 	if err != nil {
