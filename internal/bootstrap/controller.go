@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,6 +35,14 @@ type Reconciler struct {
 	// InstallScriptURL is where machines download the k3s install script from;
 	// empty means k3s's official location.
 	InstallScriptURL string
+	// APIReader reads past the cache, to check that the cached config is current before
+	// rendering (cachelag.go). SetupWithManager defaults it to the manager's API reader;
+	// nil skips the check.
+	APIReader client.Reader
+
+	// initLocksReleased remembers the clusters (by UID) whose init lock this process has
+	// released, so that joining configs do not delete it again on every pass.
+	initLocksReleased sync.Map
 }
 
 // Reconcile runs one pass for a KThreesConfig.
@@ -63,6 +72,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	log = log.WithValues("Cluster", client.ObjectKeyFromObject(cluster))
 	ctx = ctrl.LoggerInto(ctx, log)
+
+	// A Machine's config without data is about to be rendered: only from a current copy.
+	if !owner.pool && !ptr.Deref(config.Status.Initialization.DataSecretCreated, false) {
+		if behind, err := r.cacheIsBehind(ctx, config); err != nil || behind {
+			if behind {
+				log.V(4).Info("The cached KThreesConfig is older than the API server's; waiting for the cache")
+			}
+			return ctrl.Result{}, err
+		}
+	}
 
 	// Before any status write: one condition left by other software makes them all invalid.
 	if err := staleconditions.Drop(ctx, r.Client, config, ownedConditions); err != nil {

@@ -71,6 +71,21 @@ func acquireInitLock(ctx context.Context, c client.Client, cluster *clusterv1.Cl
 	return false, nil
 }
 
+// releaseInitLockOnce releases the cluster's init lock unless this process already
+// did. Once the cluster is initialized nobody takes the lock again (acquireInitLock
+// runs only before), so one release per cluster is enough; after a restart the first
+// joining config releases it once more, answered 404 at worst.
+func (r *Reconciler) releaseInitLockOnce(ctx context.Context, cluster *clusterv1.Cluster) error {
+	if _, done := r.initLocksReleased.Load(cluster.UID); done {
+		return nil
+	}
+	if err := releaseInitLock(ctx, r.Client, cluster); err != nil {
+		return err
+	}
+	r.initLocksReleased.Store(cluster.UID, struct{}{})
+	return nil
+}
+
 // releaseInitLock deletes the lock once the cluster is initialized; it is only needed
 // until then.
 func releaseInitLock(ctx context.Context, c client.Client, cluster *clusterv1.Cluster) error {

@@ -114,7 +114,7 @@ func (r *Reconciler) role(ctx context.Context, cluster *clusterv1.Cluster, confi
 	initialized := ptr.Deref(cluster.Status.Initialization.ControlPlaneInitialized, false)
 	switch {
 	case initialized:
-		if err := releaseInitLock(ctx, r.Client, cluster); err != nil {
+		if err := r.releaseInitLockOnce(ctx, cluster); err != nil {
 			return "", false, err
 		}
 		if owner.server {

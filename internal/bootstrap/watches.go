@@ -30,6 +30,9 @@ import (
 // polls.
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
 	log := ctrl.LoggerFrom(ctx)
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
+	}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &bootstrapv1.KThreesConfig{}, datastoreSecretIndex, datastoreSecretNames); err != nil {
 		return fmt.Errorf("indexing KThreesConfigs by datastore Secret: %w", err)
 	}
