@@ -48,8 +48,10 @@ type Reconciler struct {
 	APIReader client.Reader
 	// Secrets reads the cluster's Secrets (CAs, kubeconfig, join token) that every pass
 	// reads, from a cache of cluster-labelled Secrets, live where the cache has none.
-	// SetupWithManager makes one when nil.
+	// SetupWithManager makes one when nil, limited to WatchNamespace.
 	Secrets *secretcache.Reader
+	// WatchNamespace, when set, is the one namespace the manager watches (--namespace).
+	WatchNamespace string
 	// ClusterCache gives cached access to workload clusters; it is the only way this
 	// controller reaches them.
 	ClusterCache clustercache.ClusterCache
@@ -71,7 +73,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		r.APIReader = mgr.GetAPIReader()
 	}
 	if r.Secrets == nil {
-		secrets, err := secretcache.New(ctx, mgr)
+		secrets, err := secretcache.New(ctx, mgr, r.WatchNamespace)
 		if err != nil {
 			return err
 		}

@@ -30,10 +30,15 @@ type Reader struct {
 // and a Reader over it that reads live through mgr's API reader. The cache is separate
 // from the manager's own, which other watches (Secrets by metadata, cluster-wide) keep
 // unfiltered.
-func New(ctx context.Context, mgr ctrl.Manager) (*Reader, error) {
-	c, err := NewCache(ctx, mgr.GetConfig(), cache.Options{
-		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient(),
-	})
+//
+// namespace, when not empty, limits the cache to one namespace, as the manager's
+// --namespace limits its own cache (and its permissions).
+func New(ctx context.Context, mgr ctrl.Manager, namespace string) (*Reader, error) {
+	opts := cache.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient()}
+	if namespace != "" {
+		opts.DefaultNamespaces = map[string]cache.Config{namespace: {}}
+	}
+	c, err := NewCache(ctx, mgr.GetConfig(), opts)
 	if err != nil {
 		return nil, err
 	}
