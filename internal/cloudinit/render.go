@@ -79,6 +79,9 @@ type Input struct {
 	// Datastore is the resolved spec.serverConfig.datastore; servers only, and
 	// required when the spec sets one.
 	Datastore *Datastore
+	// EtcdS3 is what spec.serverConfig.etcd.snapshots.s3's Secrets hold; servers
+	// only, and required when the spec names such Secrets.
+	EtcdS3 *EtcdS3
 }
 
 // Render returns the bootstrap data that installs and configures k3s for in.Role,
@@ -152,6 +155,12 @@ func checkInput(in Input) error {
 		}
 	}
 	if err := checkDatastore(in); err != nil {
+		return err
+	}
+	if err := checkEtcd(in); err != nil {
+		return err
+	}
+	if err := checkRestore(in); err != nil {
 		return err
 	}
 	ac := in.Spec.AgentConfig

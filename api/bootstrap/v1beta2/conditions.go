@@ -25,6 +25,10 @@ const (
 	// Secret, or a key of one, that does not exist yet.
 	WaitingForDatastoreSecretReason = "WaitingForDatastoreSecret"
 
+	// WaitingForEtcdS3SecretReason: a server's spec.serverConfig.etcd.snapshots.s3
+	// names a Secret, or a key of one, that does not exist yet.
+	WaitingForEtcdS3SecretReason = "WaitingForEtcdS3Secret"
+
 	// WaitingForInitLockReason: another server holds the init lock and initializes the cluster.
 	WaitingForInitLockReason = "WaitingForInitLock"
 
