@@ -140,6 +140,12 @@ func (c *workloadCluster) start(ctx context.Context, machine string, b *bootData
 	if err != nil {
 		return false, errors.Join(fmt.Errorf("workload admin client: %w", err), api.Stop(), stopKine(k))
 	}
+	if s.datastore == "" {
+		// k3s installs its ETCDSnapshotFile kind with its first etcd server.
+		if err := envtest.InstallETCDSnapshotFileCRD(ctx, cfg); err != nil {
+			return false, errors.Join(err, api.Stop(), stopKine(k))
+		}
+	}
 	c.api, c.kine, c.config, c.initMachine, c.secrets = api, k, cfg, machine, s
 	c.members, c.removed = map[string]*member{}, map[string]string{}
 	if s.datastore == "" {

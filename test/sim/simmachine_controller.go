@@ -162,6 +162,11 @@ func (r *machineReconciler) boot(ctx context.Context, sm *simv1.SimMachine, mach
 	if err := n.register(ctx, cl); err != nil {
 		return ctrl.Result{}, err
 	}
+	if n.role == roleServer && s.datastore == "" {
+		if err := b.takeSnapshot(ctx, cl, n.name, time.Now()); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	sm.Spec.ProviderID = providerID
 	sm.Status.NodeName = n.name
 	sm.Status.Addresses = []clusterv1.MachineAddress{
