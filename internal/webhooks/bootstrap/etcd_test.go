@@ -45,11 +45,15 @@ func TestValidateEtcd(t *testing.T) {
 			want: []wantErr{{"spec.serverConfig.etcd.snapshots.schedule", "cron expression"}}},
 		{name: "relative directory", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.ServerConfig.Etcd.Snapshots.Directory = "snaps" },
 			want: []wantErr{{"spec.serverConfig.etcd.snapshots.directory", "absolute"}}},
-		{name: "endpoint with a scheme", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.ServerConfig.Etcd.Snapshots.S3.Endpoint = "https://s3.example.com" },
+		{name: "endpoint with a scheme", modify: func(s *bootstrapv1.KThreesConfigSpec) {
+			s.ServerConfig.Etcd.Snapshots.S3.Endpoint = "https://s3.example.com"
+		},
 			want: []wantErr{{"spec.serverConfig.etcd.snapshots.s3.endpoint", "without a scheme"}}},
 		{name: "no bucket", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.ServerConfig.Etcd.Snapshots.S3.Bucket = "" },
 			want: []wantErr{{"spec.serverConfig.etcd.snapshots.s3.bucket", "Required value"}}},
-		{name: "secret pasted as the CA key", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.ServerConfig.Etcd.Snapshots.S3.EndpointCASecret.Key = inlineSecret },
+		{name: "secret pasted as the CA key", modify: func(s *bootstrapv1.KThreesConfigSpec) {
+			s.ServerConfig.Etcd.Snapshots.S3.EndpointCASecret.Key = inlineSecret
+		},
 			want: []wantErr{{"spec.serverConfig.etcd.snapshots.s3.endpointCASecret.key", "not the value itself"}}},
 		{name: "relative restore path without S3", modify: func(s *bootstrapv1.KThreesConfigSpec) {
 			s.ServerConfig.Etcd.Snapshots.S3 = nil
