@@ -54,12 +54,16 @@ func TestInitNonHA(t *testing.T) {
 	s.token.check(t)
 }
 
-// TestInitHA: three servers form one etcd cluster of three members.
+// TestInitHA: three servers form one etcd cluster of three members. They take etcd
+// snapshots to S3, which the control plane reports, and the first one starts from a
+// restore that the joining ones must not repeat.
 func TestInitHA(t *testing.T) {
 	s := newScenario(t, 3, 0)
+	s.withEtcdSnapshots()
 	s.create()
 	s.waitServers(3, oldVersion)
 	s.clusterAvailable()
+	s.waitEtcdSnapshots()
 
 	members := sets.New(simulator.EtcdMembers(s.key)...)
 	for name, n := range s.nodes() {

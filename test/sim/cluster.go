@@ -56,6 +56,8 @@ type workloadCluster struct {
 	// kine stores the API's data in the external datastore of a datastore cluster;
 	// nil with etcd.
 	kine *envtest.Kine
+	// snapshots are the servers with an etcd snapshot schedule, by Node.
+	snapshots map[string]*snapshotState
 }
 
 // datastoreAddress is the datastore of a datastore cluster, without credentials, for

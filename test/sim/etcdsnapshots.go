@@ -60,26 +60,39 @@ func envVars(s string) map[string]string {
 	return out
 }
 
-// takeSnapshot records an etcd snapshot of the server node as k3s does after a
-// scheduled snapshot: an ETCDSnapshotFile for the file on the server's disk and,
-// with etcd-s3, one for the copy in the bucket. The simulator does not run cron:
-// a server whose config has a schedule takes one snapshot right after it joins.
-func (b *bootData) takeSnapshot(ctx context.Context, cl client.Client, node string, now time.Time) error {
+// snapshotPlan is what a server's config.yaml says about its scheduled snapshots.
+type snapshotPlan struct {
+	dir                      string
+	s3                       bool
+	bucket, folder, endpoint string
+}
+
+// snapshotPlan is nil when the server has no snapshot schedule.
+func (b *bootData) snapshotPlan() *snapshotPlan {
 	if b.str("etcd-snapshot-schedule-cron") == "" {
 		return nil
 	}
-	name := fmt.Sprintf("etcd-snapshot-%s-%d", node, now.Unix())
-	dir := b.str("etcd-snapshot-dir")
-	if dir == "" {
-		dir = "/var/lib/rancher/k3s/server/db/snapshots"
+	p := &snapshotPlan{dir: b.str("etcd-snapshot-dir"), bucket: b.str("etcd-s3-bucket"), folder: b.str("etcd-s3-folder"), endpoint: b.str("etcd-s3-endpoint")}
+	if p.dir == "" {
+		p.dir = "/var/lib/rancher/k3s/server/db/snapshots"
 	}
-	records := []map[string]any{{"snapshotName": name, "nodeName": node, "location": "file://" + dir + "/" + name}}
-	if s3, _ := b.k3sConfig["etcd-s3"].(bool); s3 {
-		bucket, folder := b.str("etcd-s3-bucket"), b.str("etcd-s3-folder")
+	p.s3, _ = b.k3sConfig["etcd-s3"].(bool)
+	return p
+}
+
+// take records an etcd snapshot of node as k3s does after a scheduled snapshot: an
+// ETCDSnapshotFile for the file on the server's disk and, with etcd-s3, one for the
+// copy in the bucket (k3s names S3 records' node "s3"). The simulator does not run
+// cron: a server with a schedule takes one snapshot when it joins, and then one every
+// Provider.SnapshotInterval.
+func (p *snapshotPlan) take(ctx context.Context, cl client.Client, node string, now time.Time) error {
+	name := fmt.Sprintf("etcd-snapshot-%s-%d", node, now.Unix())
+	records := []map[string]any{{"snapshotName": name, "nodeName": node, "location": "file://" + p.dir + "/" + name}}
+	if p.s3 {
 		records = append(records, map[string]any{
 			"snapshotName": name, "nodeName": "s3",
-			"location": "s3://" + strings.TrimSuffix(bucket+"/"+folder, "/") + "/" + name,
-			"s3":       map[string]any{"bucket": bucket, "endpoint": b.str("etcd-s3-endpoint"), "prefix": folder},
+			"location": "s3://" + strings.TrimSuffix(p.bucket+"/"+p.folder, "/") + "/" + name,
+			"s3":       map[string]any{"bucket": p.bucket, "endpoint": p.endpoint, "prefix": p.folder},
 		})
 	}
 	for i, spec := range records {
@@ -87,7 +100,10 @@ func (b *bootData) takeSnapshot(ctx context.Context, cl client.Client, node stri
 		u.SetGroupVersionKind(workload.ETCDSnapshotFileKind)
 		u.SetName(fmt.Sprintf("%s-%d", name, i))
 		u.Object["spec"] = spec
-		if err := cl.Create(ctx, u); err != nil && !apierrors.IsAlreadyExists(err) {
+		if err := cl.Create(ctx, u); err != nil {
+			if apierrors.IsAlreadyExists(err) {
+				continue
+			}
 			return fmt.Errorf("recording etcd snapshot %s: %w", name, err)
 		}
 		u.Object["status"] = map[string]any{"creationTime": now.UTC().Format(time.RFC3339), "readyToUse": true, "size": "4096"}
@@ -96,4 +112,40 @@ func (b *bootData) takeSnapshot(ctx context.Context, cl client.Client, node stri
 		}
 	}
 	return nil
+}
+
+// snapshotted notes node's plan and when it last took a snapshot.
+func (c *workloadCluster) snapshotted(node string, p *snapshotPlan, at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.snapshots == nil {
+		c.snapshots = map[string]*snapshotState{}
+	}
+	c.snapshots[node] = &snapshotState{plan: p, last: at}
+}
+
+type snapshotState struct {
+	plan *snapshotPlan
+	last time.Time
+}
+
+// nextSnapshot takes node's next periodic snapshot once every is over since the
+// last, and says how long until the one after. Zero every, or a server without a
+// schedule: nothing, and no wake-up.
+func (c *workloadCluster) nextSnapshot(ctx context.Context, node string, every time.Duration, now time.Time) (time.Duration, error) {
+	c.mu.Lock()
+	st := c.snapshots[node]
+	cl := c.client
+	c.mu.Unlock()
+	if every <= 0 || st == nil || cl == nil {
+		return 0, nil
+	}
+	if wait := st.last.Add(every).Sub(now); wait > 0 {
+		return wait, nil
+	}
+	if err := st.plan.take(ctx, cl, node, now); err != nil {
+		return 0, err
+	}
+	c.snapshotted(node, st.plan, now)
+	return every, nil
 }
