@@ -102,18 +102,11 @@ func (r *machineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 // keepRunning is what a running machine does: its Node's health as annotated, and a
 // server's periodic etcd snapshots.
 func (r *machineReconciler) keepRunning(ctx context.Context, sm *simv1.SimMachine, wc *workloadCluster) (ctrl.Result, error) {
-	result, err := r.keepNodeHealth(ctx, sm, wc)
-	if err != nil || wc == nil || sm.Status.Role != roleServer || sm.Status.NodeName == "" {
-		return result, err
+	if err := r.keepNodeHealth(ctx, sm, wc); err != nil || wc == nil || sm.Status.Role != roleServer || sm.Status.NodeName == "" {
+		return ctrl.Result{}, err
 	}
 	next, err := wc.nextSnapshot(ctx, sm.Status.NodeName, r.p.SnapshotInterval, time.Now())
-	if err != nil {
-		return result, err
-	}
-	if next > 0 && (result.RequeueAfter == 0 || next < result.RequeueAfter) {
-		result.RequeueAfter = next
-	}
-	return result, nil
+	return ctrl.Result{RequeueAfter: next}, err
 }
 
 // boot does what the machine would: read the data, start k3s (the first server
