@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -71,4 +72,34 @@ func (s *scenario) lastEtcdSnapshot(ctx context.Context) (string, string, error)
 		return "", state, nil
 	}
 	return last.Name, state, nil
+}
+
+// checkRestoreOnTheFirstServerOnly: of the servers' bootstrap data, exactly one
+// restores the snapshot (the first server's, which also initialized the cluster);
+// the simulator already refuses a joining server that would.
+func (s *scenario) checkRestoreOnTheFirstServerOnly() {
+	s.t.Helper()
+	machines, err := s.serverMachines(s.ctx)
+	s.must("listing servers", err)
+	restoring := 0
+	for _, m := range machines {
+		if m.Spec.Bootstrap.DataSecretName == nil {
+			s.t.Fatalf("server %s has no bootstrap data", m.Name)
+		}
+		data := &corev1.Secret{}
+		s.must("reading bootstrap data", env.Client.Get(s.ctx, client.ObjectKey{Namespace: s.ns, Name: *m.Spec.Bootstrap.DataSecretName}, data))
+		value := string(data.Data["value"])
+		if strings.Contains(value, "--cluster-reset-restore-path='etcd-snapshot-old-cluster-1700000000'") {
+			restoring++
+			if !strings.Contains(value, "cluster-init: true") {
+				s.t.Errorf("server %s restores but does not initialize the cluster", m.Name)
+			}
+		}
+		if strings.Contains(value, "e2e-secret-access-key") && !strings.Contains(value, "AWS_SECRET_ACCESS_KEY='e2e-secret-access-key'") {
+			s.t.Errorf("server %s carries the S3 secret outside the environment file", m.Name)
+		}
+	}
+	if restoring != 1 {
+		s.t.Errorf("%d of %d servers restore the snapshot, want exactly the first", restoring, len(machines))
+	}
 }

@@ -64,6 +64,7 @@ func TestInitHA(t *testing.T) {
 	s.waitServers(3, oldVersion)
 	s.clusterAvailable()
 	s.waitEtcdSnapshots()
+	s.checkRestoreOnTheFirstServerOnly()
 
 	members := sets.New(simulator.EtcdMembers(s.key)...)
 	for name, n := range s.nodes() {
