@@ -117,7 +117,31 @@ func render(file, role, endpoint, version, format string, stdin io.Reader) ([]by
 		in.ServerURL = ""
 		in.Datastore = placeholderDatastore(d)
 	}
+	if tokenRole == bootstrap.Server {
+		in.EtcdS3 = placeholderEtcdS3(spec.ServerConfig.Etcd)
+	}
 	return cloudinit.Render(in)
+}
+
+// placeholderEtcdS3 stands for what serverConfig.etcd.snapshots.s3's Secrets hold,
+// nil when it names none.
+func placeholderEtcdS3(e *bootstrapv1.Etcd) *cloudinit.EtcdS3 {
+	if e == nil || e.Snapshots == nil || e.Snapshots.S3 == nil {
+		return nil
+	}
+	s3 := e.Snapshots.S3
+	if s3.CredentialsSecret == nil && s3.EndpointCASecret == nil {
+		return nil
+	}
+	out := &cloudinit.EtcdS3{}
+	if c := s3.CredentialsSecret; c != nil {
+		out.AccessKeyID = "PLACEHOLDER-" + bootstrapv1.EtcdS3AccessKeyIDKey + "-of-Secret-" + c.Name
+		out.SecretAccessKey = "PLACEHOLDER-" + bootstrapv1.EtcdS3SecretAccessKeyKey + "-of-Secret-" + c.Name
+	}
+	if ca := s3.EndpointCASecret; ca != nil {
+		out.EndpointCA = placeholderPEM(ca.Key + " of Secret " + ca.Name)
+	}
+	return out
 }
 
 func placeholderDatastore(d *bootstrapv1.Datastore) *cloudinit.Datastore {

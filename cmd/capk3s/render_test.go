@@ -168,3 +168,56 @@ func TestRenderRejectsBadInput(t *testing.T) {
 		t.Errorf("render without -f: exit %d, want 2", code)
 	}
 }
+
+const etcdSnapshotsManifest = `apiVersion: controlplane.cluster.x-k8s.io/v1beta2
+kind: KThreesControlPlane
+metadata:
+  name: cp
+spec:
+  version: v1.31.4+k3s1
+  machineTemplate:
+    spec:
+      infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: DockerMachineTemplate, name: cp}
+  kthreesConfigSpec:
+    serverConfig:
+      etcd:
+        restoreFrom: etcd-snapshot-cp-0-1700000000
+        snapshots:
+          schedule: "0 */6 * * *"
+          s3:
+            bucket: backups
+            endpointCASecret: {name: s3-ca, key: ca.crt}
+            credentialsSecret: {name: s3-creds}
+`
+
+// TestRenderEtcdSnapshots: offline, the S3 Secrets are placeholders in the
+// environment file and the CA file, and the restore shows on the first server only.
+func TestRenderEtcdSnapshots(t *testing.T) {
+	for _, role := range []string{"server-init", "server-join"} {
+		out, stderr, code := renderArgs(t, etcdSnapshotsManifest, "--role", role)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", role, code, stderr)
+		}
+		cfg := k3sConfigOf(t, out)
+		if cfg["etcd-s3"] != true || cfg["etcd-snapshot-schedule-cron"] != "0 */6 * * *" {
+			t.Errorf("%s: config = %v", role, cfg)
+		}
+		var r rendered
+		if err := yaml.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		env := ""
+		for _, f := range r.WriteFiles {
+			if f.Path == "/etc/default/k3s" {
+				env = f.Content
+			}
+		}
+		if !strings.Contains(env, "AWS_SECRET_ACCESS_KEY='PLACEHOLDER-etcd-s3-secret-key-of-Secret-s3-creds'") {
+			t.Errorf("%s: environment file = %q", role, env)
+		}
+		restores := strings.Contains(strings.Join(r.RunCmd, "\n"), "--cluster-reset-restore-path='etcd-snapshot-cp-0-1700000000'")
+		if restores != (role == "server-init") {
+			t.Errorf("%s: restores = %v", role, restores)
+		}
+	}
+}

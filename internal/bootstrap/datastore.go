@@ -15,22 +15,30 @@ import (
 )
 
 // datastoreSecretIndex indexes KThreesConfigs by the Secrets their
-// serverConfig.datastore names, so that a Secret event finds the configs waiting for
+// serverConfig.datastore and serverConfig.etcd.snapshots.s3 name, so that a Secret event finds the configs waiting for
 // it without listing every config of the namespace.
 const datastoreSecretIndex = "spec.serverConfig.datastore.secretNames"
 
 // datastoreSecretNames is the index function of datastoreSecretIndex.
 func datastoreSecretNames(o client.Object) []string {
 	c, ok := o.(*bootstrapv1.KThreesConfig)
-	if !ok || c.Spec.ServerConfig.Datastore == nil {
+	if !ok {
 		return nil
 	}
+	var all []string
+	if c.Spec.ServerConfig.Datastore != nil {
+		for _, ref := range datastoreRefs(c.Spec.ServerConfig.Datastore) {
+			all = append(all, ref.ref.Name)
+		}
+	}
+	// The S3 snapshot Secrets are waited for the same way (etcds3.go).
+	all = append(all, etcdS3SecretNames(c)...)
 	var names []string
 	seen := map[string]bool{}
-	for _, ref := range datastoreRefs(c.Spec.ServerConfig.Datastore) {
-		if !seen[ref.ref.Name] {
-			seen[ref.ref.Name] = true
-			names = append(names, ref.ref.Name)
+	for _, n := range all {
+		if !seen[n] {
+			seen[n] = true
+			names = append(names, n)
 		}
 	}
 	return names

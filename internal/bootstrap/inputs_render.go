@@ -56,6 +56,15 @@ func (r *Reconciler) inputs(ctx context.Context, cluster *clusterv1.Cluster, con
 	} else if role != cloudinit.ServerInit {
 		in.ServerURL = "https://" + net.JoinHostPort(endpoint.Host, strconv.Itoa(int(endpoint.Port)))
 	}
+	if role != cloudinit.Agent {
+		var missing string
+		if in.EtcdS3, missing, err = etcdS3Values(ctx, secrets, config); err != nil || missing != "" {
+			if missing != "" {
+				waiting(config, bootstrapv1.WaitingForEtcdS3SecretReason, missing)
+			}
+			return in, false, err
+		}
+	}
 
 	caPEM, ready, err := r.certificates(ctx, cluster, config, &in)
 	if err != nil || !ready {

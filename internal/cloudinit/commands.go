@@ -28,9 +28,10 @@ func runCommands(in Input, version string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmds := make([]string, 0, len(in.Spec.PreK3sCommands)+len(in.Spec.PostK3sCommands)+2)
+	cmds := make([]string, 0, len(in.Spec.PreK3sCommands)+len(in.Spec.PostK3sCommands)+3)
 	cmds = append(cmds, in.Spec.PreK3sCommands...)
 	cmds = append(cmds, install)
+	cmds = append(cmds, restoreCommands(in)...)
 	cmds = append(cmds, in.Spec.PostK3sCommands...)
 	return append(cmds, sentinelCommand(in.Role)), nil
 }
@@ -57,6 +58,11 @@ func k3sSubcommand(r Role) string {
 func installCommand(in Input, version string) (string, error) {
 	sub := k3sSubcommand(in.Role)
 	ac := in.Spec.AgentConfig
+	// A restore runs between the install and the service's first start.
+	skipStart := ""
+	if restoring(in) {
+		skipStart = "INSTALL_K3S_SKIP_START=true "
+	}
 	if ac.AirGapped {
 		script := ac.AirGappedInstallScriptPath
 		if script == "" {
@@ -65,16 +71,16 @@ func installCommand(in Input, version string) (string, error) {
 		if !path.IsAbs(script) {
 			return "", fmt.Errorf("spec.agentConfig.airGappedInstallScriptPath %q must be absolute", script)
 		}
-		return fmt.Sprintf("INSTALL_K3S_SKIP_DOWNLOAD=true INSTALL_K3S_VERSION=%s sh %s %s",
-			shellQuote(version), shellQuote(script), sub), nil
+		return fmt.Sprintf("INSTALL_K3S_SKIP_DOWNLOAD=true %sINSTALL_K3S_VERSION=%s sh %s %s",
+			skipStart, shellQuote(version), shellQuote(script), sub), nil
 	}
 	scriptURL := in.InstallScriptURL
 	if scriptURL == "" {
 		scriptURL = DefaultInstallScriptURL
 	}
 	// The options all live in config.yaml, so nothing but the subcommand follows "-".
-	return fmt.Sprintf("curl -sfL %s | INSTALL_K3S_VERSION=%s sh -s - %s",
-		shellQuote(scriptURL), shellQuote(version), sub), nil
+	return fmt.Sprintf("curl -sfL %s | %sINSTALL_K3S_VERSION=%s sh -s - %s",
+		shellQuote(scriptURL), skipStart, shellQuote(version), sub), nil
 }
 
 // sentinelCommand writes the success file only when k3s actually runs: runcmd does

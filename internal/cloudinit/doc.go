@@ -65,6 +65,7 @@
 //	serverConfig.disableComponents               disable                      init, join
 //	serverConfig.disableCloudController (5)      disable-cloud-controller     init, join
 //	serverConfig.systemDefaultRegistry           system-default-registry      init, join
+//	serverConfig.etcd.snapshots.* (7)            etcd-snapshot-*, etcd-s3-*   init, join
 //	agentConfig.registries                       (registries.yaml, see above) all
 //	agentConfig.airGapped, airGappedInstallScriptPath   (install command)     all
 //	agentConfig.extraConfig (6)                  as given                     all
@@ -83,6 +84,10 @@
 // (internal/k3s.ManagedOptions), is skipped. On servers serverConfig.extraConfig
 // wins over agentConfig.extraConfig. A key k3s does not take for the role, or a
 // value other than a string, bool, number or list of strings, is an error.
+// (7) Not with a datastore. The S3 credentials go to /etc/default/k3s (0600) as
+// AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, the endpoint CA to a 0600 file named by
+// etcd-s3-endpoint-ca. serverConfig.etcd.restoreFrom is no option: on the init server
+// only, the install skips starting k3s and a command restores before starting it.
 //
 // # registries.yaml
 //

@@ -126,8 +126,8 @@ func TestExtraConfigErrors(t *testing.T) {
 			in.Spec.ServerConfig.ExtraConfig = extraJSON("flannel_backend", `"vxlan"`)
 		}, "spec.serverConfig.extraConfig[flannel_backend] is not a k3s server option"},
 		{"object value", ServerInit, func(in *Input) {
-			in.Spec.ServerConfig.ExtraConfig = extraJSON("etcd-s3-secret-key", `{"a":"b"}`)
-		}, "spec.serverConfig.extraConfig[etcd-s3-secret-key]: must be a string, a bool, a number or a list of strings, not an object"},
+			in.Spec.ServerConfig.ExtraConfig = extraJSON("etcd-s3-timeout", `{"a":"b"}`)
+		}, "spec.serverConfig.extraConfig[etcd-s3-timeout]: must be a string, a bool, a number or a list of strings, not an object"},
 	}
 	for _, tc := range cases {
 		in := minimal(tc.role)

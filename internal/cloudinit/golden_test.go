@@ -64,6 +64,32 @@ func testDatastore() *Datastore {
 	}
 }
 
+func testEtcd() *bootstrapv1.Etcd {
+	return &bootstrapv1.Etcd{
+		Snapshots: &bootstrapv1.EtcdSnapshots{
+			Schedule: "0 */6 * * *", Retention: ptr.To[int32](10), Directory: "/var/lib/etcd-snapshots", Compress: true,
+			S3: &bootstrapv1.EtcdSnapshotsS3{
+				Bucket: "backups", Endpoint: "minio.example.com:9000", Region: "eu-west-1", Folder: "cluster-a", SkipSSLVerify: true,
+				EndpointCASecret:  &bootstrapv1.SecretKeyReference{Name: "s3-ca", Key: "ca.crt"},
+				CredentialsSecret: &bootstrapv1.SecretReference{Name: "s3-creds"},
+			},
+		},
+		RestoreFrom: "etcd-snapshot-cp-0-1700000000",
+	}
+}
+
+const (
+	testS3AccessKey = "AKIAEXAMPLE"
+	testS3SecretKey = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
+)
+
+func testEtcdS3() *EtcdS3 {
+	return &EtcdS3{
+		AccessKeyID: testS3AccessKey, SecretAccessKey: testS3SecretKey,
+		EndpointCA: "-----BEGIN CERTIFICATE-----\nUzNDQQ==\n-----END CERTIFICATE-----\n",
+	}
+}
+
 func serverCerts() []File {
 	return []File{
 		{Path: "/var/lib/rancher/k3s/server/tls/server-ca.crt", Permissions: "0644", Content: "-----BEGIN CERTIFICATE-----\nU0VSVkVS\n-----END CERTIFICATE-----\n"},
@@ -185,7 +211,68 @@ func goldenCases() []goldenCase {
 	dsPaths := append([]string{datastoreCAPath, datastoreCertPath, datastoreKeyPath}, serverPaths[4:]...)
 	dsPaths = append(append([]string{}, serverPaths[:4]...), dsPaths...)
 
+	etcdSpec := serverSpec()
+	etcdSpec.ServerConfig.Etcd = testEtcd()
+	etcdKeys := map[string]any{
+		"etcd-snapshot-schedule-cron": "0 */6 * * *",
+		"etcd-snapshot-retention":     float64(10),
+		"etcd-snapshot-dir":           "/var/lib/etcd-snapshots",
+		"etcd-snapshot-compress":      true,
+		"etcd-s3":                     true,
+		"etcd-s3-bucket":              "backups",
+		"etcd-s3-endpoint":            "minio.example.com:9000",
+		"etcd-s3-region":              "eu-west-1",
+		"etcd-s3-folder":              "cluster-a",
+		"etcd-s3-skip-ssl-verify":     true,
+		"etcd-s3-endpoint-ca":         etcdS3CAPath,
+	}
+	etcdPaths := append(append(append([]string{}, serverPaths[:4]...), etcdS3CAPath, k3sEnvPath), serverPaths[4:]...)
+	withKeys := func(a, b map[string]any) map[string]any {
+		m := map[string]any{}
+		for k, v := range a {
+			m[k] = v
+		}
+		for k, v := range b {
+			m[k] = v
+		}
+		return m
+	}
+
 	return []goldenCase{
+		{
+			// The first server of a restored cluster: snapshots to S3, and a restore
+			// before k3s starts.
+			name: "server-init-etcd-snapshots",
+			in: Input{
+				Role: ServerInit, Spec: etcdSpec, Version: "v1.31.4+k3s1",
+				Token: testToken, AgentToken: testAgentToken,
+				TLSSANs:      []string{"cp.example.com", "cp-lb.example.com"},
+				Certificates: serverCerts(), Files: userFiles(), EtcdS3: testEtcdS3(),
+			},
+			wantConfig: serverKeys(withKeys(etcdKeys, map[string]any{"cluster-init": true})),
+			absent:     []string{"etcd-s3-access-key", "etcd-s3-secret-key", "cluster-reset", "cluster-reset-restore-path"},
+			wantRunCmd: []string{
+				"echo pre-1", "echo 'pre 2' > /tmp/pre",
+				"curl -sfL 'https://get.k3s.io' | INSTALL_K3S_SKIP_START=true INSTALL_K3S_VERSION='v1.31.4+k3s1' sh -s - server",
+				"(set -a; [ ! -f /etc/default/k3s ] || . /etc/default/k3s; set +a; k3s server --cluster-reset --cluster-reset-restore-path='etcd-snapshot-cp-0-1700000000') && systemctl start k3s",
+				"echo post-1", serverSentinel,
+			},
+			wantPaths: etcdPaths,
+		},
+		{
+			// Joining servers take snapshots too, and never restore.
+			name: "server-join-etcd-snapshots",
+			in: Input{
+				Role: ServerJoin, Spec: etcdSpec, Version: "v1.31.4+k3s1",
+				ServerURL: testServerURL, Token: testToken, AgentToken: testAgentToken,
+				TLSSANs:      []string{"cp.example.com", "cp-lb.example.com"},
+				Certificates: serverCerts(), Files: userFiles(), EtcdS3: testEtcdS3(),
+			},
+			wantConfig: serverKeys(withKeys(etcdKeys, map[string]any{"server": testServerURL})),
+			absent:     []string{"etcd-s3-access-key", "etcd-s3-secret-key", "cluster-reset", "cluster-reset-restore-path", "cluster-init"},
+			wantRunCmd: []string{"echo pre-1", "echo 'pre 2' > /tmp/pre", wantInstall, "echo post-1", serverSentinel},
+			wantPaths:  etcdPaths,
+		},
 		{
 			name: "server-init-datastore",
 			in: Input{

@@ -42,8 +42,11 @@ func renderK3sConfig(in Input) ([]byte, error) {
 	if in.Role != Agent {
 		if in.Datastore != nil {
 			datastoreOptions(o, in.Datastore)
-		} else if in.Role == ServerInit {
-			o["cluster-init"] = true
+		} else {
+			if in.Role == ServerInit {
+				o["cluster-init"] = true
+			}
+			etcdOptions(o, sc.Etcd, in.EtcdS3)
 		}
 		o.str("agent-token", in.AgentToken)
 		o.list("kube-apiserver-arg", sc.KubeAPIServerArgs)

@@ -38,6 +38,11 @@ func newPlan(in Input) (*plan, error) {
 			return nil, err
 		}
 	}
+	if in.Role != Agent {
+		if err := files.addEtcdFiles(in.EtcdS3); err != nil {
+			return nil, err
+		}
+	}
 	k3sConfig, err := renderK3sConfig(in)
 	if err != nil {
 		return nil, err

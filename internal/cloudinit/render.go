@@ -84,6 +84,9 @@ type Input struct {
 	// UserPasswords are the crypt(3) hashes read from spec.users[].passwdFrom,
 	// keyed by user name; every user with passwdFrom needs one.
 	UserPasswords map[string]string
+	// EtcdS3 is what spec.serverConfig.etcd.snapshots.s3's Secrets hold; servers
+	// only, and required when the spec names such Secrets.
+	EtcdS3 *EtcdS3
 }
 
 // Render returns the bootstrap data that installs and configures k3s for in.Role,
@@ -163,6 +166,12 @@ func checkInput(in Input) error {
 		}
 	}
 	if err := checkDatastore(in); err != nil {
+		return err
+	}
+	if err := checkEtcd(in); err != nil {
+		return err
+	}
+	if err := checkRestore(in); err != nil {
 		return err
 	}
 	ac := in.Spec.AgentConfig

@@ -194,6 +194,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	defer func() {
 		setStatus(cluster, kcp, seen)
 		setDatastoreHealth(kcp, seen)
+		setEtcdSnapshots(kcp, seen)
 		kcp.Status.ObservedGeneration = kcp.Generation
 		if err := patchHelper.Patch(ctx, kcp, patch.WithOwnedConditions{Conditions: ownedConditions}); err != nil {
 			reterr = errors.Join(reterr, fmt.Errorf("patching KThreesControlPlane: %w", err))
@@ -235,6 +236,7 @@ var ownedConditions = []string{
 	remediatingCondition,
 	controlplanev1.EtcdClusterHealthyCondition,
 	controlplanev1.DatastoreAvailableCondition,
+	controlplanev1.EtcdSnapshotsAvailableCondition,
 }
 
 // reconcile runs the steps in order; each returns early when its work is not done,
@@ -268,6 +270,7 @@ func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, 
 	if seen.nodes, err = r.observeNodes(ctx, cluster, kcp, machines); err != nil {
 		return ctrl.Result{}, err
 	}
+	r.observeEtcdSnapshots(ctx, client.ObjectKeyFromObject(cluster), kcp, seen)
 	if err := r.reconcileEtcdMembership(ctx, cluster, kcp, seen); err != nil {
 		return ctrl.Result{}, err
 	}

@@ -26,6 +26,8 @@ type observed struct {
 	nodes workload.Nodes
 	// blocked says why a needed scale operation waits ("" when it does not).
 	blocked string
+	// snapshots are k3s's etcd snapshot records, read only when configured.
+	snapshots etcdSnapshots
 }
 
 // unreachable says the pass has servers but could not read their Nodes: the

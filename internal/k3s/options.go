@@ -50,6 +50,7 @@ var (
 		etcd-s3-endpoint etcd-s3-endpoint-ca etcd-s3-skip-ssl-verify
 		etcd-s3-access-key etcd-s3-secret-key etcd-s3-bucket etcd-s3-region
 		etcd-s3-folder etcd-s3-insecure etcd-s3-timeout etcd-s3-config-secret
+		etcd-s3-proxy
 		default-local-storage-path disable disable-scheduler disable-cloud-controller
 		disable-kube-proxy disable-network-policy disable-helm-controller
 		disable-etcd disable-apiserver disable-controller-manager embedded-registry
@@ -71,8 +72,8 @@ var ManagedOptions = map[string]string{
 	"agent-token-file":            "the cluster's join token Secret",
 	"server":                      "the control plane endpoint",
 	"cluster-init":                "the control plane (it starts etcd on the first server)",
-	"cluster-reset":               "the control plane (etcd membership)",
-	"cluster-reset-restore-path":  "the control plane (etcd membership)",
+	"cluster-reset":               "serverConfig.etcd.restoreFrom (the control plane resets etcd membership itself)",
+	"cluster-reset-restore-path":  "serverConfig.etcd.restoreFrom",
 	"data-dir":                    "the default data directory (capk3s writes files under it)",
 	"datastore-endpoint":          "serverConfig.datastore",
 	"datastore-cafile":            "serverConfig.datastore",
@@ -99,6 +100,22 @@ var ManagedOptions = map[string]string{
 	"kubelet-arg":                 "agentConfig.kubeletArgs",
 	"kube-proxy-arg":              "agentConfig.kubeProxyArgs",
 	"private-registry":            "agentConfig.privateRegistry or agentConfig.registries",
+	"etcd-snapshot-schedule-cron": "serverConfig.etcd.snapshots.schedule",
+	"etcd-snapshot-retention":     "serverConfig.etcd.snapshots.retention",
+	"etcd-snapshot-dir":           "serverConfig.etcd.snapshots.directory",
+	"etcd-snapshot-compress":      "serverConfig.etcd.snapshots.compress",
+	"etcd-s3":                     "serverConfig.etcd.snapshots.s3",
+	"etcd-s3-bucket":              "serverConfig.etcd.snapshots.s3.bucket",
+	"etcd-s3-endpoint":            "serverConfig.etcd.snapshots.s3.endpoint",
+	"etcd-s3-region":              "serverConfig.etcd.snapshots.s3.region",
+	"etcd-s3-folder":              "serverConfig.etcd.snapshots.s3.folder",
+	"etcd-s3-insecure":            "serverConfig.etcd.snapshots.s3.insecure",
+	"etcd-s3-skip-ssl-verify":     "serverConfig.etcd.snapshots.s3.skipSSLVerify",
+	"etcd-s3-endpoint-ca":         "serverConfig.etcd.snapshots.s3.endpointCASecret",
+	// Never inline: a secret in extraConfig would sit in the object and in config.yaml.
+	"etcd-s3-access-key":    "serverConfig.etcd.snapshots.s3.credentialsSecret (a Secret, never an inline S3 secret)",
+	"etcd-s3-secret-key":    "serverConfig.etcd.snapshots.s3.credentialsSecret (a Secret, never an inline S3 secret)",
+	"etcd-s3-config-secret": "serverConfig.etcd.snapshots.s3.credentialsSecret",
 }
 
 func optionSet(words string) map[string]bool {

@@ -62,16 +62,21 @@ func TestInitNonHA(t *testing.T) {
 
 // TestInitHA: three servers form one etcd cluster of three members. They are named
 // by the control plane's machineNaming template, and CAPI's Machine controller puts
-// the machine template's taint on their Nodes.
+// the machine template's taint on their Nodes. They take etcd snapshots to S3, which
+// the control plane reports, and the first one starts from a restore that the joining
+// ones must not repeat.
 func TestInitHA(t *testing.T) {
 	s := newScenario(t, 3, 0)
 	s.objs.ControlPlane.Spec.MachineNaming.Template = "{{ .cluster.name }}-server-{{ .random }}"
 	taint := clusterv1.MachineTaint{Key: "example.com/servers-only", Value: "true", Effect: corev1.TaintEffectNoSchedule,
 		Propagation: clusterv1.MachineTaintPropagationAlways}
 	s.objs.ControlPlane.Spec.MachineTemplate.Spec.Taints = []clusterv1.MachineTaint{taint}
+	s.withEtcdSnapshots()
 	s.create()
 	s.waitServers(3, oldVersion)
 	s.clusterAvailable()
+	s.waitEtcdSnapshots()
+	s.checkRestoreOnTheFirstServerOnly()
 
 	named := regexp.MustCompile(`^k3s-server-[a-z0-9]{5}$`)
 	for name := range s.serverNames() {

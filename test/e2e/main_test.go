@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -15,8 +16,9 @@ import (
 
 var (
 	env *envtest.Environment
-	// simulator is the infrastructure every scenario runs on.
-	simulator = &sim.Provider{}
+	// simulator is the infrastructure every scenario runs on. Servers with an etcd
+	// snapshot schedule record a snapshot every few seconds.
+	simulator = &sim.Provider{SnapshotInterval: 3 * time.Second}
 	// manager runs the whole stack for all scenarios: starting it once saves each
 	// scenario the caches' start.
 	manager envtest.SharedManager

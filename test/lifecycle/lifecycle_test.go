@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
@@ -38,6 +39,8 @@ type scenario struct {
 	infra    *infraProvider
 	stack    *stack
 	workload client.Client
+	// workloadConfig reaches the workload API as an admin.
+	workloadConfig *rest.Config
 }
 
 // newScenario creates a Cluster whose CAs exist up front, a workload API that trusts
@@ -73,6 +76,7 @@ func newScenario(t *testing.T) *scenario {
 	t.Cleanup(func() { _ = w.Stop() })
 	cfg, err := w.AdminConfig(clientCA.Cert, clientCA.Key)
 	s.must("workload admin config", err)
+	s.workloadConfig = cfg
 	s.workload, err = client.New(cfg, client.Options{})
 	s.must("workload client", err)
 
@@ -106,7 +110,7 @@ func (s *scenario) must(what string, err error) {
 	}
 }
 
-func (s *scenario) createControlPlane(replicas int32) {
+func (s *scenario) createControlPlane(replicas int32, edits ...func(*controlplanev1.KThreesControlPlane)) {
 	s.kcp = &controlplanev1.KThreesControlPlane{
 		ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: clusterName + "-control-plane",
 			Labels: map[string]string{clusterv1.ClusterNameLabel: clusterName}},
@@ -122,6 +126,9 @@ func (s *scenario) createControlPlane(replicas int32) {
 				},
 			},
 		},
+	}
+	for _, edit := range edits {
+		edit(s.kcp)
 	}
 	s.must("creating KThreesControlPlane", env.Client.Create(context.Background(), s.kcp))
 }

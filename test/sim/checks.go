@@ -79,6 +79,9 @@ func (b *bootData) checkStatic() error {
 		if err := b.checkCAFiles(); err != nil {
 			return err
 		}
+		if err := b.checkEtcd(); err != nil {
+			return err
+		}
 	}
 	tok, err := b.token("token")
 	if err != nil {

@@ -56,6 +56,8 @@ type workloadCluster struct {
 	// kine stores the API's data in the external datastore of a datastore cluster;
 	// nil with etcd.
 	kine *envtest.Kine
+	// snapshots are the servers with an etcd snapshot schedule, by Node.
+	snapshots map[string]*snapshotState
 }
 
 // datastoreAddress is the datastore of a datastore cluster, without credentials, for
@@ -139,6 +141,12 @@ func (c *workloadCluster) start(ctx context.Context, machine string, b *bootData
 	}
 	if err != nil {
 		return false, errors.Join(fmt.Errorf("workload admin client: %w", err), api.Stop(), stopKine(k))
+	}
+	if s.datastore == "" {
+		// k3s installs its ETCDSnapshotFile kind with its first etcd server.
+		if err := envtest.InstallETCDSnapshotFileCRD(ctx, cfg); err != nil {
+			return false, errors.Join(err, api.Stop(), stopKine(k))
+		}
 	}
 	c.api, c.kine, c.config, c.initMachine, c.secrets = api, k, cfg, machine, s
 	c.members, c.removed = map[string]*member{}, map[string]string{}

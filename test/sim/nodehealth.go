@@ -10,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/cluster-api/util/conditions"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	simv1 "github.com/capk3s/capk3s/test/sim/api/v1beta2"
@@ -153,52 +152,52 @@ func nodeCondition(n *corev1.Node, t corev1.NodeConditionType) *corev1.NodeCondi
 // server whose k3s stopped takes its etcd member down (etcd may lose quorum), and the
 // Node shows the fault. It is called on every pass of a provisioned machine, so that
 // a Node is put right whatever changed it.
-func (r *machineReconciler) keepNodeHealth(ctx context.Context, sm *simv1.SimMachine, wc *workloadCluster) (ctrl.Result, error) {
+func (r *machineReconciler) keepNodeHealth(ctx context.Context, sm *simv1.SimMachine, wc *workloadCluster) error {
 	h, err := nodeHealthOf(sm)
 	if err != nil {
 		conditions.Set(sm, metav1.Condition{Type: nodeReadyCondition, Status: metav1.ConditionUnknown,
 			Reason: nodeReadyAnnotationInvalidReason, Message: err.Error() + "; the Node is left as it is"})
-		return ctrl.Result{}, nil
+		return nil
 	}
 	if sm.Status.NodeName == "" || wc == nil {
-		return ctrl.Result{}, nil
+		return nil
 	}
 	if _, annotated := sm.Annotations[simv1.NodeReadyAnnotation]; !annotated && (!conditions.Has(sm, nodeReadyCondition) || conditions.IsTrue(sm, nodeReadyCondition)) {
 		// Never made unhealthy: the Node is as register left it, nothing to read.
-		return ctrl.Result{}, nil
+		return nil
 	}
 	if sm.Status.Role == roleServer {
 		if err := wc.setMemberUp(sm.Status.NodeName, h != nodeK3sStopped); err != nil {
-			return ctrl.Result{}, err
+			return err
 		}
 	}
 	cl, _, err := wc.ready()
 	if err != nil {
 		// No API to write to: a lost quorum is for good, a restart is not simulated.
-		return ctrl.Result{}, nil
+		return nil
 	}
 	node := &corev1.Node{}
 	if err := cl.Get(ctx, client.ObjectKey{Name: sm.Status.NodeName}, node); err != nil {
 		// A Node deleted from under its machine stays deleted: the simulated kubelet
 		// registers once.
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return client.IgnoreNotFound(err)
 	}
 	statusChanged, taintsChanged := setNodeHealth(node, h, metav1.Now())
 	if statusChanged {
 		taints := node.Spec.Taints
 		if err := cl.Status().Update(ctx, node); err != nil {
-			return ctrl.Result{}, fmt.Errorf("setting Node %s's health to %s: %w", node.Name, h, err)
+			return fmt.Errorf("setting Node %s's health to %s: %w", node.Name, h, err)
 		}
 		// The update answers with the stored spec.
 		node.Spec.Taints = taints
 	}
 	if taintsChanged {
 		if err := cl.Update(ctx, node); err != nil && !apierrors.IsNotFound(err) {
-			return ctrl.Result{}, fmt.Errorf("tainting Node %s for %s: %w", node.Name, h, err)
+			return fmt.Errorf("tainting Node %s for %s: %w", node.Name, h, err)
 		}
 	}
 	conditions.Set(sm, nodeReadyConditionFor(h))
-	return ctrl.Result{}, nil
+	return nil
 }
 
 // nodeReadyConditionFor is the SimMachine's NodeReady condition for a health.

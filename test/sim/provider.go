@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -36,6 +37,10 @@ type Provider struct {
 	// to the new manager's) and carries on with the same workload clusters: a test of
 	// clusterctl move hands the infrastructure to the target management cluster so.
 	KeepRunning bool
+	// SnapshotInterval is how often a running server whose config.yaml has an etcd
+	// snapshot schedule records another snapshot, instead of following the cron
+	// schedule; 0 records only the one taken when the server joins.
+	SnapshotInterval time.Duration
 
 	mu       sync.Mutex
 	clusters map[client.ObjectKey]*workloadCluster

@@ -81,7 +81,7 @@ func (r *machineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 	}
 	controllerutil.AddFinalizer(sm, simv1.SimMachineFinalizer)
 	if ptr.Deref(sm.Status.Initialization.Provisioned, false) {
-		return r.keepNodeHealth(ctx, sm, wc)
+		return r.keepRunning(ctx, sm, wc)
 	}
 	if machine.Spec.Bootstrap.DataSecretName == nil {
 		notReady(sm, waitingForBootstrapDataReason, "")
@@ -96,7 +96,17 @@ func (r *machineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 		return result, err
 	}
 	// A machine annotated before it joined shows its fault from the start.
-	return r.keepNodeHealth(ctx, sm, wc)
+	return r.keepRunning(ctx, sm, wc)
+}
+
+// keepRunning is what a running machine does: its Node's health as annotated, and a
+// server's periodic etcd snapshots.
+func (r *machineReconciler) keepRunning(ctx context.Context, sm *simv1.SimMachine, wc *workloadCluster) (ctrl.Result, error) {
+	if err := r.keepNodeHealth(ctx, sm, wc); err != nil || wc == nil || sm.Status.Role != roleServer || sm.Status.NodeName == "" {
+		return ctrl.Result{}, err
+	}
+	next, err := wc.nextSnapshot(ctx, sm.Status.NodeName, r.p.SnapshotInterval, time.Now())
+	return ctrl.Result{RequeueAfter: next}, err
 }
 
 // boot does what the machine would: read the data, start k3s (the first server
@@ -161,6 +171,13 @@ func (r *machineReconciler) boot(ctx context.Context, sm *simv1.SimMachine, mach
 	}
 	if err := n.register(ctx, cl); err != nil {
 		return ctrl.Result{}, err
+	}
+	if plan := b.snapshotPlan(); plan != nil && n.role == roleServer && s.datastore == "" {
+		now := time.Now()
+		if err := plan.take(ctx, cl, n.name, now); err != nil {
+			return ctrl.Result{}, err
+		}
+		wc.snapshotted(n.name, plan, now)
 	}
 	sm.Spec.ProviderID = providerID
 	sm.Status.NodeName = n.name

@@ -29,6 +29,10 @@ const (
 	// a key of one, that does not exist yet.
 	WaitingForUserPasswordSecretReason = "WaitingForUserPasswordSecret"
 
+	// WaitingForEtcdS3SecretReason: a server's spec.serverConfig.etcd.snapshots.s3
+	// names a Secret, or a key of one, that does not exist yet.
+	WaitingForEtcdS3SecretReason = "WaitingForEtcdS3Secret"
+
 	// WaitingForInitLockReason: another server holds the init lock and initializes the cluster.
 	WaitingForInitLockReason = "WaitingForInitLock"
 

@@ -184,6 +184,11 @@ type KThreesServerConfig struct {
 	// +optional
 	Datastore *Datastore `json:"datastore,omitempty"`
 
+	// etcd configures the embedded etcd: snapshots, and a restore on a new
+	// cluster's first server. Not together with datastore. Added by capk3s.
+	// +optional
+	Etcd *Etcd `json:"etcd,omitempty"`
+
 	// etcdProxyImage is the image of the pod through which cluster-api-k3s's
 	// controller reached the workload cluster's etcd.
 	//

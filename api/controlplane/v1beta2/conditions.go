@@ -96,3 +96,22 @@ const (
 	// the Secret holds a server passphrase, False until its controller writes one.
 	TokenManagedExternallyReason = "ManagedExternally"
 )
+
+// EtcdSnapshotsAvailable reports the etcd snapshots k3s takes, as its ETCDSnapshotFile
+// objects on the workload cluster say. Set only while
+// kthreesConfigSpec.serverConfig.etcd.snapshots is set; removed otherwise. Unknown,
+// with WorkloadClusterUnreachableReason, while the workload cluster cannot be read.
+const (
+	// EtcdSnapshotsAvailableCondition is True once the newest snapshot is ready to use.
+	EtcdSnapshotsAvailableCondition = "EtcdSnapshotsAvailable"
+
+	// EtcdSnapshotAvailableReason: the newest snapshot is ready to use.
+	EtcdSnapshotAvailableReason = "SnapshotAvailable"
+
+	// EtcdNoSnapshotYetReason: k3s has reported no snapshot yet (none was due, or the
+	// workload cluster has no ETCDSnapshotFile kind yet).
+	EtcdNoSnapshotYetReason = "NoSnapshotYet"
+
+	// EtcdSnapshotFailedReason: the newest snapshot failed; the message has k3s's error.
+	EtcdSnapshotFailedReason = "SnapshotFailed"
+)

@@ -303,6 +303,11 @@ type KThreesControlPlaneStatus struct {
 	// lastRemediation describes the latest remediation.
 	// +optional
 	LastRemediation *LastRemediationStatus `json:"lastRemediation,omitempty"`
+
+	// lastEtcdSnapshot is the newest etcd snapshot k3s reports, while
+	// kthreesConfigSpec.serverConfig.etcd.snapshots is set. Added by capk3s.
+	// +optional
+	LastEtcdSnapshot *LastEtcdSnapshotStatus `json:"lastEtcdSnapshot,omitempty"`
 }
 
 // KThreesControlPlaneInitializationStatus is the contract's initialization block.

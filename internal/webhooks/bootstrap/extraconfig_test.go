@@ -25,7 +25,7 @@ func TestValidateExtraConfig(t *testing.T) {
 		{name: "none"},
 		{
 			name:   "options of each role, every kind of value",
-			server: extra("flannel-backend", `"wireguard-native"`, "secrets-encryption", `true`, "etcd-snapshot-retention", `7`, "etcd-arg", `["quota-backend-bytes=8589934592"]`, "node-ip", `"10.0.0.5"`),
+			server: extra("flannel-backend", `"wireguard-native"`, "secrets-encryption", `true`, "supervisor-port", `9345`, "etcd-arg", `["quota-backend-bytes=8589934592"]`, "node-ip", `"10.0.0.5"`),
 			agent:  extra("node-ip", `"10.0.0.5,2001:db8::5"`, "node-external-ip", `["1.2.3.4"]`, "selinux", `true`, "lb-server-port", `6444`),
 		},
 		{
@@ -67,11 +67,11 @@ func TestValidateExtraConfig(t *testing.T) {
 		},
 		{
 			name:   "values k3s cannot take",
-			server: extra("etcd-s3-secret-key", `{"a":"b"}`, "etcd-arg", `["a",1]`, "write-kubeconfig-mode", `null`),
+			server: extra("etcd-s3-timeout", `{"a":"b"}`, "etcd-arg", `["a",1]`, "write-kubeconfig-mode", `null`),
 			agent:  extra("vpn-auth", ``),
 			want: []string{
 				`spec.serverConfig.extraConfig[etcd-arg]: Invalid value: must be a string, a bool, a number or a list of strings, not a list holding a number`,
-				`spec.serverConfig.extraConfig[etcd-s3-secret-key]: Invalid value: must be a string, a bool, a number or a list of strings, not an object`,
+				`spec.serverConfig.extraConfig[etcd-s3-timeout]: Invalid value: must be a string, a bool, a number or a list of strings, not an object`,
 				`spec.serverConfig.extraConfig[write-kubeconfig-mode]: Invalid value: must be a string, a bool, a number or a list of strings, not null`,
 				`spec.agentConfig.extraConfig[vpn-auth]: Invalid value: must be a string, a bool, a number or a list of strings, and is not valid JSON: EOF`,
 			},

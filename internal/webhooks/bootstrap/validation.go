@@ -182,6 +182,7 @@ func validateServerConfig(c *bootstrapv1.KThreesServerConfig, fldPath *field.Pat
 	errs = append(errs, validatePort(c.AdvertisePort, fldPath.Child("advertisePort"))...)
 	errs = append(errs, validateServerNetwork(c, fldPath)...)
 	errs = append(errs, validateDatastore(c.Datastore, fldPath.Child("datastore"))...)
+	errs = append(errs, validateEtcd(c, fldPath.Child("etcd"))...)
 	return errs
 }
 

@@ -30,7 +30,7 @@ func validSpec() bootstrapv1.KThreesConfigSpec {
 			HTTPSListenPort: "6443", AdvertisePort: "443",
 			BindAddress: "0.0.0.0", AdvertiseAddress: "10.0.0.10",
 			ClusterCidr: "10.42.0.0/16,2001:db8:42::/56", ServiceCidr: "10.43.0.0/16,2001:db8:43::/112", ClusterDNS: "10.43.0.10",
-			ExtraConfig: extra("flannel-backend", `"wireguard-native"`, "secrets-encryption", `true`, "etcd-snapshot-retention", `7`),
+			ExtraConfig: extra("flannel-backend", `"wireguard-native"`, "secrets-encryption", `true`, "supervisor-port", `9345`),
 		},
 		AgentConfig: bootstrapv1.KThreesAgentConfig{ExtraConfig: extra("node-external-ip+", `["203.0.113.5"]`), Registries: &bootstrapv1.Registries{
 			Mirrors: []bootstrapv1.RegistryMirror{
