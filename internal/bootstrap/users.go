@@ -6,9 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 )
@@ -63,16 +61,4 @@ func userPasswords(ctx context.Context, c client.Reader, config *bootstrapv1.KTh
 		passwords[u.Name] = string(v)
 	}
 	return passwords, "", nil
-}
-
-// passwdSecretToConfigs maps a Secret to the waiting configs whose users take a
-// password from it.
-func (r *Reconciler) passwdSecretToConfigs(ctx context.Context, o client.Object) []reconcile.Request {
-	configs := &bootstrapv1.KThreesConfigList{}
-	if err := r.Client.List(ctx, configs, client.InNamespace(o.GetNamespace()),
-		client.MatchingFields{passwdSecretIndex: o.GetName()}); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "Listing KThreesConfigs to wake", "Secret", client.ObjectKeyFromObject(o))
-		return nil
-	}
-	return withoutData(configs)
 }

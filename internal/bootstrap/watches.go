@@ -104,8 +104,21 @@ func (r *Reconciler) clusterToConfigs(ctx context.Context, o client.Object) []re
 // CA Secret of their cluster, or as a Secret their datastore or users' passwdFrom
 // references.
 func (r *Reconciler) secretToConfigs(ctx context.Context, o client.Object) []reconcile.Request {
-	reqs := append(r.clusterSecretToConfigs(ctx, o), r.datastoreSecretToConfigs(ctx, o)...)
-	return append(reqs, r.passwdSecretToConfigs(ctx, o)...)
+	reqs := append(r.clusterSecretToConfigs(ctx, o), r.configsNaming(ctx, o, datastoreSecretIndex)...)
+	return append(reqs, r.configsNaming(ctx, o, passwdSecretIndex)...)
+}
+
+// configsNaming maps a Secret to the waiting configs that name it, by one of the
+// field indexes of Secret names (datastore, users' passwords). Such Secrets are the
+// user's and need not carry the cluster label.
+func (r *Reconciler) configsNaming(ctx context.Context, o client.Object, index string) []reconcile.Request {
+	configs := &bootstrapv1.KThreesConfigList{}
+	if err := r.Client.List(ctx, configs, client.InNamespace(o.GetNamespace()),
+		client.MatchingFields{index: o.GetName()}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing KThreesConfigs to wake", "Secret", client.ObjectKeyFromObject(o), "index", index)
+		return nil
+	}
+	return withoutData(configs)
 }
 
 // clusterSecretToConfigs maps the token and CA Secrets of a cluster to its configs.
