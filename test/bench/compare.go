@@ -3,13 +3,16 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"sort"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 )
 
@@ -20,11 +23,14 @@ import (
 func runCompare(w io.Writer, o options, args []string) error {
 	providers := strings.Split(o.compare, ",")
 	childArgs := withoutFlags(args, "compare", "rounds", "provider")
+	// Interrupted, each child is asked to stop as well, so that it stops what it started.
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
 	results := map[string][]*result{}
 	for round := 1; round <= o.rounds; round++ {
 		for _, p := range providers {
 			_, _ = fmt.Fprintf(w, "== round %d, provider %s\n", round, p)
-			r, err := runChild(w, append(childArgs, "-provider="+p))
+			r, err := runChild(ctx, w, append(childArgs, "-provider="+p))
 			if err != nil {
 				return fmt.Errorf("round %d, %s: %w", round, p, err)
 			}
@@ -54,13 +60,14 @@ func withoutFlags(args []string, names ...string) []string {
 	return out
 }
 
-func runChild(w io.Writer, args []string) (*result, error) {
+func runChild(ctx context.Context, w io.Writer, args []string) (*result, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	var out bytes.Buffer
-	cmd := exec.Command(self, args...)
+	cmd := exec.CommandContext(ctx, self, args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.Stdout = io.MultiWriter(w, &out)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Run(); err != nil {

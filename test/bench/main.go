@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -121,7 +123,8 @@ func (o *options) validate() error {
 // runOnce runs one provider: a fresh control plane, the clusters, the waits, the report.
 func runOnce(w io.Writer, o options) error {
 	p, _ := parseProvider(o.provider)
-	ctx, cancel := context.WithCancel(context.Background())
+	// Interrupted, the run still stops the kube-apiserver and etcd it started.
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	r, err := measure(ctx, p, o, func(msg string) {
 		if o.verbose {
