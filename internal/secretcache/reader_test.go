@@ -17,15 +17,18 @@ import (
 	"github.com/capk3s/capk3s/test/envtest"
 )
 
-// liveCounter is the live reader, counting the Secret reads that reach it.
+// liveCounter is the live reader, counting the reads that reach it.
 type liveCounter struct {
 	client.Reader
 	secretGets atomic.Int32
+	otherGets  atomic.Int32
 }
 
 func (l *liveCounter) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	if _, ok := obj.(*corev1.Secret); ok {
 		l.secretGets.Add(1)
+	} else {
+		l.otherGets.Add(1)
 	}
 	return l.Reader.Get(ctx, key, obj, opts...)
 }
@@ -129,7 +132,7 @@ func TestNotFoundIsAlwaysConfirmedLive(t *testing.T) {
 
 func TestOtherKindsAreReadLive(t *testing.T) {
 	ns := env.NewNamespace(t)
-	r, _ := startReader(t)
+	r, live := startReader(t)
 	ctx := context.Background()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cm", Labels: map[string]string{clusterv1.ClusterNameLabel: "c"}}}
 	if err := env.Client.Create(ctx, cm); err != nil {
@@ -137,6 +140,9 @@ func TestOtherKindsAreReadLive(t *testing.T) {
 	}
 	if err := r.Get(ctx, client.ObjectKeyFromObject(cm), &corev1.ConfigMap{}); err != nil {
 		t.Fatalf("a ConfigMap read through the Reader failed: %v", err)
+	}
+	if live.otherGets.Load() != 1 {
+		t.Fatalf("a ConfigMap was not read live (%d live reads)", live.otherGets.Load())
 	}
 }
 
