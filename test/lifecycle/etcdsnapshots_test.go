@@ -37,14 +37,22 @@ func TestEtcdSnapshotStatusFollowsTheWorkloadCluster(t *testing.T) {
 	s.waitForSnapshotCondition(metav1.ConditionTrue, controlplanev1.EtcdSnapshotAvailableReason, "etcd-snapshot-server-0-1")
 
 	s.recordSnapshot("etcd-snapshot-server-0-2", base.Add(time.Minute), false, "upload failed: NoSuchBucket")
-	kcp := s.waitForSnapshotCondition(metav1.ConditionFalse, controlplanev1.EtcdSnapshotFailedReason, "etcd-snapshot-server-0-2")
-	if c := conditions.Get(kcp, controlplanev1.EtcdSnapshotsAvailableCondition); c.Message != "The newest snapshot etcd-snapshot-server-0-2 of node server-0 failed: upload failed: NoSuchBucket" {
-		t.Errorf("message = %q", c.Message)
-	}
-	last := kcp.Status.LastEtcdSnapshot
-	if last.NodeName != "server-0" || last.Location != "file:///var/lib/rancher/k3s/server/db/snapshots/etcd-snapshot-server-0-2" ||
-		last.Size == nil || last.Size.String() != "2Mi" || !last.CreationTime.Time.Equal(base.Add(time.Minute)) || last.ReadyToUse {
-		t.Errorf("lastEtcdSnapshot = %+v", last)
+	s.waitForSnapshotCondition(metav1.ConditionFalse, controlplanev1.EtcdSnapshotFailedReason, "etcd-snapshot-server-0-2")
+	// k3s writes a record's spec before its status: a pass between the two already
+	// reports the snapshot (not ready), so the status details are waited for too.
+	wantMessage := "The newest snapshot etcd-snapshot-server-0-2 of node server-0 failed: upload failed: NoSuchBucket"
+	var kcp *controlplanev1.KThreesControlPlane
+	err := envtest.Eventually(ctx, time.Minute, func(context.Context) (bool, error) {
+		kcp = s.getKCP()
+		c := conditions.Get(kcp, controlplanev1.EtcdSnapshotsAvailableCondition)
+		last := kcp.Status.LastEtcdSnapshot
+		return c != nil && c.Message == wantMessage && last != nil && last.NodeName == "server-0" &&
+			last.Location == "file:///var/lib/rancher/k3s/server/db/snapshots/etcd-snapshot-server-0-2" &&
+			last.Size != nil && last.Size.String() == "2Mi" && last.CreationTime.Time.Equal(base.Add(time.Minute)) && !last.ReadyToUse, nil
+	})
+	if err != nil {
+		t.Errorf("the failed snapshot's details never showed: condition %+v, lastEtcdSnapshot %+v",
+			conditions.Get(kcp, controlplanev1.EtcdSnapshotsAvailableCondition), kcp.Status.LastEtcdSnapshot)
 	}
 	s.checkIdleReconcileWritesNothing()
 }
