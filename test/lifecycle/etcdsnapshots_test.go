@@ -74,7 +74,7 @@ func (s *scenario) recordSnapshot(name string, created time.Time, ready bool, er
 	s.must("recording snapshot status "+name, s.workload.Status().Update(ctx, u))
 }
 
-func (s *scenario) waitForSnapshotCondition(status metav1.ConditionStatus, reason, snapshot string) *controlplanev1.KThreesControlPlane {
+func (s *scenario) waitForSnapshotCondition(status metav1.ConditionStatus, reason, snapshot string) {
 	s.t.Helper()
 	var kcp *controlplanev1.KThreesControlPlane
 	err := envtest.Eventually(context.Background(), time.Minute, func(context.Context) (bool, error) {
@@ -90,5 +90,4 @@ func (s *scenario) waitForSnapshotCondition(status metav1.ConditionStatus, reaso
 		s.t.Fatalf("waiting for EtcdSnapshotsAvailable %s/%s naming %q: %v; %s", status, reason, snapshot, err,
 			fmt.Sprintf("condition %+v, lastEtcdSnapshot %+v", conditions.Get(kcp, controlplanev1.EtcdSnapshotsAvailableCondition), kcp.Status.LastEtcdSnapshot))
 	}
-	return kcp
 }
