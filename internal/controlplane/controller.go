@@ -12,7 +12,6 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/controllers/clustercache"
 	"sigs.k8s.io/cluster-api/util"
-	"sigs.k8s.io/cluster-api/util/patch"
 	"sigs.k8s.io/cluster-api/util/paused"
 	"sigs.k8s.io/cluster-api/util/predicates"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -182,10 +181,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{}, err
 	}
 
-	patchHelper, err := patch.NewHelper(kcp, r.Client)
-	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("creating patch helper: %w", err)
-	}
+	pass := newPassPatch(kcp)
 	// A control plane stored by cluster-api-k3s never went through the defaulting
 	// webhook: its machine template may still be in the old shape. The deferred
 	// patch stores it moved.
@@ -196,7 +192,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		setDatastoreHealth(kcp, seen)
 		setEtcdSnapshots(kcp, seen)
 		kcp.Status.ObservedGeneration = kcp.Generation
-		if err := patchHelper.Patch(ctx, kcp, patch.WithOwnedConditions{Conditions: ownedConditions}); err != nil {
+		if err := pass.write(ctx, r.Client, kcp); err != nil {
 			reterr = errors.Join(reterr, fmt.Errorf("patching KThreesControlPlane: %w", err))
 		}
 	}()
@@ -221,8 +217,8 @@ func soonest(result ctrl.Result, after time.Duration) ctrl.Result {
 	return result
 }
 
-// ownedConditions are the conditions this controller sets; the patch helper lets
-// them win over concurrent writers.
+// ownedConditions are the conditions this controller sets (stale ones left by other
+// software are dropped before the first status write).
 var ownedConditions = []string{
 	controlplanev1.TokenAvailableCondition,
 	controlplanev1.CertificatesAvailableCondition,

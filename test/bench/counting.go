@@ -86,12 +86,12 @@ func (c *requestCounter) record(req *http.Request, resp *http.Response) {
 	}
 }
 
-// traceWrite prints one write: verb, resource, object and up to 600 bytes of body.
+// traceWrite prints one write: verb, resource, object and up to 3000 bytes of body.
 func traceWrite(w io.Writer, info *request.RequestInfo, req *http.Request) {
 	body := ""
 	if req.GetBody != nil {
 		if r, err := req.GetBody(); err == nil {
-			b, _ := io.ReadAll(io.LimitReader(r, 600))
+			b, _ := io.ReadAll(io.LimitReader(r, 3000))
 			body = string(b)
 		}
 	}

@@ -25,6 +25,8 @@ type options struct {
 	verbose  bool
 	// traceIdle prints every write of the idle window (stderr).
 	traceIdle bool
+	// traceWrites prints every write from the first cluster's creation on (stderr).
+	traceWrites bool
 }
 
 func main() {
@@ -39,6 +41,7 @@ func main() {
 	fs.DurationVar(&o.idle, "idle", 60*time.Second, "idle window after all clusters are ready, in which requests are counted again")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up when clusters are not all ready by then")
 	fs.BoolVar(&o.verbose, "v", false, "print progress while waiting")
+	fs.BoolVar(&o.traceWrites, "trace-writes", false, "print every write from the start, with the object and the start of the request body (stderr); use with few clusters")
 	fs.BoolVar(&o.traceIdle, "trace-idle", false, "print every write of the idle window, with the object and the start of the request body (stderr)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)

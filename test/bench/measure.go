@@ -60,6 +60,10 @@ func measure(ctx context.Context, p provider, o options, logf func(string)) (_ *
 	if err != nil {
 		return nil, err
 	}
+	if o.traceWrites {
+		var w io.Writer = os.Stderr
+		h.counter.trace.Store(&w)
+	}
 	logf(fmt.Sprintf("creating %d %s clusters", o.clusters, p))
 	start := time.Now()
 	created, err := createClusters(ctx, c, p, namespace, o, h)
