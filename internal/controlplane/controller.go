@@ -59,6 +59,9 @@ type Reconciler struct {
 	WatchFilterValue string
 
 	controller controller.Controller
+	// writes skips passes that start from an object this controller has already
+	// written over (ownwrites.go); set up by SetupWithManager.
+	writes *ownWrites
 }
 
 // SetupWithManager registers the controller. Owned Secrets are watched by metadata
@@ -110,6 +113,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		return err
 	}
 	r.controller = c
+	r.writes = newOwnWrites()
 	return nil
 }
 
@@ -156,9 +160,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	kcp := &controlplanev1.KThreesControlPlane{}
 	if err := r.Client.Get(ctx, req.NamespacedName, kcp); err != nil {
 		if apierrors.IsNotFound(err) {
+			r.writes.forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("reading KThreesControlPlane: %w", err)
+	}
+	if r.writes.isReplaced(req.NamespacedName, kcp.ResourceVersion) {
+		log.V(4).Info("Skipping a pass: the cache has not caught up with this controller's last write yet", "resourceVersion", kcp.ResourceVersion)
+		return ctrl.Result{}, nil
 	}
 
 	cluster, err := util.GetOwnerCluster(ctx, r.Client, kcp.ObjectMeta)
@@ -192,7 +201,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		setDatastoreHealth(kcp, seen)
 		setEtcdSnapshots(kcp, seen)
 		kcp.Status.ObservedGeneration = kcp.Generation
-		if err := pass.write(ctx, r.Client, kcp); err != nil {
+		replaced, err := pass.write(ctx, r.Client, kcp)
+		r.writes.record(req.NamespacedName, replaced)
+		if err != nil {
 			reterr = errors.Join(reterr, fmt.Errorf("patching KThreesControlPlane: %w", err))
 		}
 	}()

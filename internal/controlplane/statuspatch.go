@@ -31,19 +31,21 @@ func newPassPatch(kcp *controlplanev1.KThreesControlPlane) *passPatch {
 
 // write sends the changes from the object the pass read to kcp. The metadata and spec
 // go first, without a precondition, as CAPI's helper sends them: the finalizer a first
-// pass adds must be stored even when its status write conflicts.
-func (p *passPatch) write(ctx context.Context, c client.Client, kcp *controlplanev1.KThreesControlPlane) error {
+// pass adds must be stored even when its status write conflicts. It returns the
+// resourceVersions its writes replaced (none when it wrote nothing).
+func (p *passPatch) write(ctx context.Context, c client.Client, kcp *controlplanev1.KThreesControlPlane) (replaced []string, _ error) {
 	base := p.before.DeepCopy()
 	obj := kcp.DeepCopy()
 	obj.Status = base.Status
 	changed, err := hasChanges(client.MergeFrom(base), obj)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if changed {
 		if err := c.Patch(ctx, obj, client.MergeFrom(base)); err != nil {
-			return fmt.Errorf("metadata and spec: %w", err)
+			return nil, fmt.Errorf("metadata and spec: %w", err)
 		}
+		replaced = append(replaced, base.ResourceVersion)
 		// The stored object is the new base; its status is still the one read.
 		base = obj.DeepCopy()
 	}
@@ -51,19 +53,19 @@ func (p *passPatch) write(ctx context.Context, c client.Client, kcp *controlplan
 	obj = base.DeepCopy()
 	obj.Status = *kcp.Status.DeepCopy()
 	if changed, err = hasChanges(client.MergeFrom(base), obj); err != nil || !changed {
-		return err
+		return replaced, err
 	}
 	err = c.Status().Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
 	if apierrors.IsConflict(err) {
 		// The object changed after this pass read it, so its watch has queued another
 		// pass, which computes the status from what is stored now.
 		ctrl.LoggerFrom(ctx).V(4).Info("Status not written: the control plane changed since this pass read it")
-		return nil
+		return replaced, nil
 	}
 	if err != nil {
-		return fmt.Errorf("status: %w", err)
+		return replaced, fmt.Errorf("status: %w", err)
 	}
-	return nil
+	return append(replaced, base.ResourceVersion), nil
 }
 
 // hasChanges reports whether a merge patch from the base to obj would change anything.

@@ -80,13 +80,18 @@ func TestAPassWritesItsStatusInOneRequest(t *testing.T) {
 	kcp.Status.Replicas = ptr.To[int32](1)
 	kcp.Status.Version = "v1.31.4+k3s1"
 	var counts writeCounts
-	if err := pass.write(ctx, countingWrites(t, &counts), kcp); err != nil {
+	replaced, err := pass.write(ctx, countingWrites(t, &counts), kcp)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if counts != (writeCounts{patches: 1, statusPatches: 1}) {
 		t.Fatalf("a pass that changed the finalizers, a condition and two status fields sent %+v, want one patch and one status patch", counts)
 	}
 	stored := readControlPlane(t, created)
+	// The pass replaced the version it read and the one its metadata write made.
+	if len(replaced) != 2 || replaced[0] != created.ResourceVersion || replaced[1] == stored.ResourceVersion {
+		t.Fatalf("replaced versions %v; read %s, stored now %s", replaced, created.ResourceVersion, stored.ResourceVersion)
+	}
 	if len(stored.Finalizers) != 1 || ptr.Deref(stored.Status.Replicas, 0) != 1 || stored.Status.Version != "v1.31.4+k3s1" ||
 		!conditions.IsFalse(stored, controlplanev1.AvailableCondition) {
 		t.Fatalf("stored: finalizers %v, replicas %v, version %q, conditions %+v", stored.Finalizers, stored.Status.Replicas, stored.Status.Version, stored.Status.Conditions)
@@ -94,10 +99,11 @@ func TestAPassWritesItsStatusInOneRequest(t *testing.T) {
 
 	// Nothing changed: nothing is sent.
 	counts = writeCounts{}
-	if err := newPassPatch(stored).write(ctx, countingWrites(t, &counts), stored.DeepCopy()); err != nil {
+	replaced, err = newPassPatch(stored).write(ctx, countingWrites(t, &counts), stored.DeepCopy())
+	if err != nil {
 		t.Fatal(err)
 	}
-	if counts != (writeCounts{}) {
+	if counts != (writeCounts{}) || len(replaced) != 0 {
 		t.Fatalf("a pass that changed nothing sent %+v", counts)
 	}
 
@@ -106,7 +112,7 @@ func TestAPassWritesItsStatusInOneRequest(t *testing.T) {
 	pass = newPassPatch(kcp)
 	kcp.Status.ReadyReplicas = ptr.To[int32](1)
 	counts = writeCounts{}
-	if err := pass.write(ctx, countingWrites(t, &counts), kcp); err != nil {
+	if _, err := pass.write(ctx, countingWrites(t, &counts), kcp); err != nil {
 		t.Fatal(err)
 	}
 	if counts != (writeCounts{statusPatches: 1}) {
@@ -129,7 +135,7 @@ func TestAPassFromAStaleReadDoesNotOverwriteANewerStatus(t *testing.T) {
 
 	pass := newPassPatch(stale)
 	stale.Status.Version = "v1.31.4+k3s1"
-	if err := pass.write(ctx, env.Client, stale); err != nil {
+	if _, err := pass.write(ctx, env.Client, stale); err != nil {
 		t.Fatalf("a conflicting status write is the next pass's to redo, not an error: %v", err)
 	}
 	if got := readControlPlane(t, created).Status.Version; got != "v1.32.1+k3s1" {
