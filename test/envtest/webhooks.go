@@ -38,3 +38,11 @@ func (e *Environment) WebhookServer() webhook.Server {
 		CertDir: o.LocalServingCertDir,
 	})
 }
+
+// WebhookServingCert is where WebhookServer's serving certificate and key are
+// (tls.crt, tls.key) and the CA that signed them: another TLS server of a test, such
+// as a Runtime Extension, can serve with the same certificate.
+func (e *Environment) WebhookServingCert() (certDir string, caPEM []byte) {
+	o := e.env.WebhookInstallOptions
+	return o.LocalServingCertDir, o.LocalServingCAData
+}
