@@ -101,7 +101,14 @@ func decide(cur, des Objects, base []string) Decision {
 		}
 	}
 	for _, c := range diff(specAt(cur.Infra, base), specAt(des.Infra, base), nil) {
-		d.Refused = append(d.Refused, "infrastructure machine spec."+strings.Join(c.path, ".")+
+		field := strings.Join(c.path, ".")
+		if field == "providerID" && len(base) == len(machineBase) {
+			// The infrastructure provider's own record of the machine, which a desired
+			// object computed from the template lacks; the machine keeps it.
+			d.InfraPatch = append(d.InfraPatch, c.op(base))
+			continue
+		}
+		d.Refused = append(d.Refused, "infrastructure machine spec."+field+
 			": the infrastructure of a running machine is not changed in place")
 	}
 	if versionOK && curVersion != desVersion && len(d.Covered) > 0 {
