@@ -52,13 +52,12 @@ func (e *Extension) retryAfter() int32 {
 	return DefaultRetryAfterSeconds
 }
 
-// sucOf is the workload cluster's client and SUC install; an error says why the
-// cluster cannot be updated in place (errNoSUC) or cannot be reached.
-func (e *Extension) sucOf(ctx context.Context, cluster client.ObjectKey) (client.Client, sucInstall, error) {
+// sucOf is the workload cluster's SUC install; an error says why the cluster cannot
+// be updated in place (errNoSUC) or cannot be reached.
+func (e *Extension) sucOf(ctx context.Context, cluster client.ObjectKey) (sucInstall, error) {
 	c, err := e.Workload.GetUncachedClient(ctx, cluster)
 	if err != nil {
-		return nil, sucInstall{}, fmt.Errorf("reaching workload cluster %s: %w", cluster, err)
+		return sucInstall{}, fmt.Errorf("reaching workload cluster %s: %w", cluster, err)
 	}
-	s, err := findSUC(ctx, c)
-	return c, s, err
+	return findSUC(ctx, c)
 }

@@ -65,7 +65,7 @@ func (e *Extension) withSUC(ctx context.Context, cluster client.ObjectKey, d Dec
 	if len(d.Covered) == 0 {
 		return d
 	}
-	if _, _, err := e.sucOf(ctx, cluster); err != nil {
+	if _, err := e.sucOf(ctx, cluster); err != nil {
 		return Decision{Refused: append([]string{err.Error() + "; in-place updates need it"}, d.Refused...)}
 	}
 	return d

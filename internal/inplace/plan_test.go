@@ -9,16 +9,16 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
-func machineNamed(ns, name string) *clusterv1.Machine {
-	return &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: clusterv1.MachineSpec{ClusterName: "c1"}}
+func machineNamed(name string) *clusterv1.Machine {
+	return &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}, Spec: clusterv1.MachineSpec{ClusterName: "c1"}}
 }
 
 func TestDesiredPlan(t *testing.T) {
 	t.Parallel()
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{corev1.LabelHostname: "host-1"}}}
-	srv := machineNamed("ns", "cp-0")
+	srv := machineNamed("cp-0")
 	srv.Labels = map[string]string{clusterv1.MachineControlPlaneLabel: ""}
-	agent := machineNamed("ns", "md-0")
+	agent := machineNamed("md-0")
 	o := PlanOptions{Namespace: "system-upgrade", ServiceAccount: "sa", Image: "img"}
 
 	p := desiredPlan(srv, node, "v1.32.1+k3s1", o)

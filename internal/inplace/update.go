@@ -103,7 +103,7 @@ func (e *Extension) updateMachine(ctx context.Context, req *runtimehooksv1.Updat
 			return "", fmt.Errorf("%w: system-upgrade-controller Plan %s/%s: %s", errUpdateFailed, plan.GetNamespace(), plan.GetName(), f)
 		}
 	}
-	_, suc, err := e.sucOf(ctx, cluster)
+	suc, err := findSUC(ctx, wc)
 	if err != nil {
 		return "", err
 	}

@@ -106,7 +106,7 @@ func (e *extension) call(hook runtimecatalog.Hook, name string, req, resp any) {
 	if err != nil {
 		e.t.Fatalf("calling %s: %v", name, err)
 	}
-	defer r.Body.Close()
+	defer func() { _ = r.Body.Close() }()
 	raw, err := io.ReadAll(r.Body)
 	if err != nil || r.StatusCode != http.StatusOK {
 		e.t.Fatalf("calling %s: HTTP %d %s %v", name, r.StatusCode, raw, err)
