@@ -1,7 +1,6 @@
 package inplace
 
 import (
-	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -228,5 +227,5 @@ func (d Decision) Message() string {
 	if len(parts) == 0 {
 		return "no changes"
 	}
-	return fmt.Sprint(strings.Join(parts, "; "))
+	return strings.Join(parts, "; ")
 }
