@@ -234,8 +234,8 @@ func TestPlanName(t *testing.T) {
 	if got := PlanName(short); got != "capk3s-c1-control-plane-abcde" {
 		t.Errorf("PlanName = %q", got)
 	}
-	long1 := machineNamed(strings.Repeat("a", 70)+"-1")
-	long2 := machineNamed(strings.Repeat("a", 70)+"-2")
+	long1 := machineNamed(strings.Repeat("a", 70) + "-1")
+	long2 := machineNamed(strings.Repeat("a", 70) + "-2")
 	n1, n2 := PlanName(long1), PlanName(long2)
 	if len(n1) > maxPlanName || len(n2) > maxPlanName || n1 == n2 {
 		t.Errorf("long names %q (%d) and %q (%d): want distinct, at most %d characters", n1, len(n1), n2, len(n2), maxPlanName)
