@@ -209,12 +209,6 @@ func TestUpdateMachineThroughSUC(t *testing.T) {
 			if _, ok, _ := unstructured.NestedMap(plan.Object, "spec", "drain"); !ok {
 				t.Errorf("the agent's Plan does not drain: %v", plan.Object["spec"])
 			}
-			node := &corev1.Node{}
-			if err := wc.Get(ctx, client.ObjectKey{Name: agent.Status.NodeRef.Name}, node); err == nil && node.Spec.Unschedulable {
-				if node.Annotations[sim.DrainedAnnotation] == "" {
-					t.Errorf("the agent's Node is cordoned but not drained")
-				}
-			}
 		})
 	})
 	t.Run("a failed upgrade Job is reported as Failed", func(t *testing.T) {
@@ -256,6 +250,21 @@ func upgrade(t *testing.T, ext *extension, wc client.Client, m *clusterv1.Machin
 		t.Errorf("Plan version %q, want %q", v, version)
 	}
 	checkPlan(plan)
+	// SUC's Job cordons the Node first (and drains an agent's), for a second.
+	_, drains, _ := unstructured.NestedMap(plan.Object, "spec", "drain")
+	eventually(t, "the Node to be cordoned", func(ctx context.Context) (bool, string, error) {
+		node := &corev1.Node{}
+		if err := wc.Get(ctx, client.ObjectKey{Name: m.Status.NodeRef.Name}, node); err != nil {
+			return false, "", err
+		}
+		if !node.Spec.Unschedulable {
+			return false, "schedulable", nil
+		}
+		if drained := node.Annotations[sim.DrainedAnnotation] != ""; drained != drains {
+			return false, "", fmt.Errorf("Node %s cordoned, drained %v; the Plan drains: %v", node.Name, drained, drains)
+		}
+		return true, "", nil
+	})
 	eventually(t, "UpdateMachine to report Done", func(context.Context) (bool, string, error) {
 		resp := &runtimehooksv1.UpdateMachineResponse{}
 		ext.call(runtimehooksv1.UpdateMachine, inplace.UpdateMachineHandler, req, resp)
