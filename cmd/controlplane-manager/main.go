@@ -12,10 +12,12 @@ import (
 	cliflag "k8s.io/component-base/cli/flag"
 	"sigs.k8s.io/cluster-api/controllers/clustercache"
 	"sigs.k8s.io/cluster-api/core/setup"
+	"sigs.k8s.io/cluster-api/util/flags"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/capk3s/capk3s/internal/controlplane"
+	"github.com/capk3s/capk3s/internal/inplace"
 	"github.com/capk3s/capk3s/internal/manager"
 	"github.com/capk3s/capk3s/internal/scheme"
 	controlplanewebhooks "github.com/capk3s/capk3s/internal/webhooks/controlplane"
@@ -28,6 +30,8 @@ func main() {
 	// Accept both --foo-bar and --foo_bar, like the CAPI managers.
 	fs.SetNormalizeFunc(cliflag.WordSepNormalizeFunc)
 	opts.AddFlags(fs)
+	var extension inplace.Flags
+	extension.AddFlags(fs)
 	// Brings in --kubeconfig, which controller-runtime registers on the Go flag set.
 	fs.AddGoFlagSet(flag.CommandLine)
 	pflag.Parse()
@@ -36,7 +40,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "invalid flags: %v\n", err)
 		os.Exit(2)
 	}
-	if err := manager.Run("capk3s-controlplane-manager", scheme.ForControlPlane(), opts, setupReconcilers(opts)); err != nil {
+	if err := manager.Run("capk3s-controlplane-manager", scheme.ForControlPlane(), opts, setupReconcilers(opts, extension)); err != nil {
 		fmt.Fprintf(os.Stderr, "capk3s-controlplane-manager: %v\n", err)
 		os.Exit(1)
 	}
@@ -44,7 +48,7 @@ func main() {
 
 // setupReconcilers registers the control-plane reconcilers. Their concurrency is the
 // manager-wide --concurrency, which controller.Options inherits when left at zero.
-func setupReconcilers(opts manager.Options) manager.SetupFunc {
+func setupReconcilers(opts manager.Options, extension inplace.Flags) manager.SetupFunc {
 	return func(ctx context.Context, mgr ctrl.Manager) error {
 		// One cached connection per workload cluster, shared by every reader here.
 		clusterCache, err := clustercache.SetupWithManager(ctx, mgr, clustercache.Options{
@@ -62,6 +66,17 @@ func setupReconcilers(opts manager.Options) manager.SetupFunc {
 		}
 		if err := controlplanewebhooks.SetupWebhooks(mgr); err != nil {
 			return fmt.Errorf("setting up the KThreesControlPlane webhooks: %w", err)
+		}
+		if extension.Port > 0 {
+			tlsOpts, _, err := flags.GetManagerOptions(opts.Diagnostics)
+			if err != nil {
+				return fmt.Errorf("runtime extension TLS options: %w", err)
+			}
+			if err := inplace.SetupExtension(ctx, mgr, extension.Options(inplace.WebhookCert{
+				Dir: opts.WebhookCertDir, CertName: opts.WebhookCertName, KeyName: opts.WebhookKeyName,
+			}, tlsOpts, clusterCache)); err != nil {
+				return fmt.Errorf("setting up the in-place update extension: %w", err)
+			}
 		}
 		return nil
 	}

@@ -189,9 +189,8 @@ func serveWebhooksAtService(t *testing.T, p installed, host string) ctrl.Manager
 	mgr := runWebhookManager(t, p, host, port, dir)
 
 	// The Pod's address, as the EndpointSlice controller would publish it.
-	if len(svc.Spec.Ports) != 1 {
-		t.Fatalf("webhook Service %s has %d ports, want 1", svc.Name, len(svc.Spec.Ports))
-	}
+	// The control plane's Service also exposes the in-place update extension.
+	webhookPort := webhookServicePort(t, svc)
 	slice := &discoveryv1.EndpointSlice{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: svc.Namespace, Name: svc.Name + "-release-test",
@@ -206,7 +205,7 @@ func serveWebhooksAtService(t *testing.T, p installed, host string) ctrl.Manager
 			Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
 		}},
 		Ports: []discoveryv1.EndpointPort{{
-			Name: ptr.To(svc.Spec.Ports[0].Name), Port: ptr.To(int32(port)), Protocol: ptr.To(corev1.ProtocolTCP),
+			Name: ptr.To(webhookPort.Name), Port: ptr.To(int32(port)), Protocol: ptr.To(corev1.ProtocolTCP),
 		}},
 	}
 	if err := env.Client.Create(ctx, slice); err != nil {
@@ -221,7 +220,7 @@ func serveWebhooksAtService(t *testing.T, p installed, host string) ctrl.Manager
 // registers in its webhook server, and stops it when t ends.
 func runWebhookManager(t *testing.T, p installed, host string, port int, dir string) ctrl.Manager {
 	t.Helper()
-	opts := parseManagerArgs(t, managerContainer(t, deployment(t, p)).Args)
+	opts := parseManagerArgs(t, p, managerContainer(t, deployment(t, p)).Args)
 	s, setup := scheme.ForControlPlane(), controlplanewebhooks.SetupWebhooks
 	if p.label == bootstrapLabel {
 		s, setup = scheme.ForBootstrap(), bootstrapwebhooks.SetupWebhooks

@@ -12,6 +12,7 @@ import (
 	cliflag "k8s.io/component-base/cli/flag"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/capk3s/capk3s/internal/inplace"
 	"github.com/capk3s/capk3s/internal/manager"
 )
 
@@ -51,7 +52,7 @@ func checkDeployment(t *testing.T, p installed) {
 			t.Errorf("args %v lack %s", c.Args, want)
 		}
 	}
-	opts := parseManagerArgs(t, c.Args)
+	opts := parseManagerArgs(t, p, c.Args)
 
 	ports := map[string]int32{}
 	for _, port := range c.Ports {
@@ -72,22 +73,34 @@ func checkDeployment(t *testing.T, p installed) {
 	checkSecurity(t, d, c)
 }
 
-// parseManagerArgs parses args with the managers' own flag set: an argument the binary
+// parseManagerArgs parses args with p's manager's own flag set: an argument the binary
 // does not know would crash the Pod.
-func parseManagerArgs(t *testing.T, args []string) manager.Options {
+func parseManagerArgs(t *testing.T, p installed, args []string) manager.Options {
+	t.Helper()
+	opts, _ := parseArgs(t, p, args)
+	return opts
+}
+
+// parseArgs is parseManagerArgs that also returns the control-plane manager's own
+// flags, those of the in-place update extension.
+func parseArgs(t *testing.T, p installed, args []string) (manager.Options, inplace.Flags) {
 	t.Helper()
 	fs := pflag.NewFlagSet("manager", pflag.ContinueOnError)
 	fs.SetNormalizeFunc(cliflag.WordSepNormalizeFunc)
 	// Each main fixes its own Lease name; it is not a flag.
 	opts := manager.Options{LeaderElectionID: "release-test"}
 	opts.AddFlags(fs)
+	var ext inplace.Flags
+	if p.label == controlPlaneLabel {
+		ext.AddFlags(fs)
+	}
 	if err := fs.Parse(args); err != nil {
 		t.Fatalf("the manager rejects its Deployment's args %v: %v", args, err)
 	}
 	if err := opts.Validate(); err != nil {
 		t.Fatalf("the manager rejects its Deployment's args %v: %v", args, err)
 	}
-	return opts
+	return opts, ext
 }
 
 func checkCertMount(t *testing.T, c corev1.Container, opts manager.Options) {

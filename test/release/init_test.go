@@ -93,7 +93,8 @@ var common = struct{ allowed, denied []access }{
 func TestClusterctlInit(t *testing.T) {
 	ctx := context.Background()
 	installCertManagerAPI(t)
-	repo := newRepository(t, buildRelease(t))
+	release := buildRelease(t)
+	repo := newRepository(t, release)
 	// No Pod runs behind the installed webhook configurations; left in place they would
 	// refuse every later write of the kinds they cover (failurePolicy Fail). The CRDs
 	// stay, converting again through envtest's local webhook server.
@@ -134,6 +135,9 @@ func TestClusterctlInit(t *testing.T) {
 			checkRBAC(t, p)
 			checkWebhooks(t, p)
 			checkInventory(t, p, repo.version)
+			if p.label == controlPlaneLabel {
+				checkInPlaceExtension(t, p, release)
+			}
 		})
 	}
 	t.Run("v1beta1 through the installed conversion webhooks", checkConversionServed)

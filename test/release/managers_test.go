@@ -32,7 +32,7 @@ const cacheSyncTimeout = 5 * time.Second
 // write, and they make no API calls of their own.
 func checkManagerRuns(t *testing.T, p installed) {
 	t.Helper()
-	opts := parseManagerArgs(t, managerContainer(t, deployment(t, p)).Args)
+	opts := parseManagerArgs(t, p, managerContainer(t, deployment(t, p)).Args)
 	s, register := reconcilersOf(p)
 	mgrOpts, err := opts.ManagerOptions(s)
 	if err != nil {

@@ -58,6 +58,8 @@ type workloadCluster struct {
 	kine *envtest.Kine
 	// snapshots are the servers with an etcd snapshot schedule, by Node.
 	snapshots map[string]*snapshotState
+	// stopSUC ends the system-upgrade-controller stand-in; nil while none runs.
+	stopSUC context.CancelFunc
 }
 
 // datastoreAddress is the datastore of a datastore cluster, without credentials, for
@@ -293,6 +295,10 @@ func (c *workloadCluster) stop() error {
 func (c *workloadCluster) stopLocked() error {
 	if c.stopEtcd != nil {
 		c.stopEtcd()
+	}
+	if c.stopSUC != nil {
+		c.stopSUC()
+		c.stopSUC = nil
 	}
 	if c.api == nil {
 		return nil

@@ -41,6 +41,10 @@ type Provider struct {
 	// snapshot schedule records another snapshot, instead of following the cron
 	// schedule; 0 records only the one taken when the server joins.
 	SnapshotInterval time.Duration
+	// SystemUpgradeController installs the system-upgrade-controller on every
+	// workload cluster (see suc.go); without it, only on those of SimClusters with
+	// simv1.SystemUpgradeControllerAnnotation.
+	SystemUpgradeController bool
 
 	mu       sync.Mutex
 	clusters map[client.ObjectKey]*workloadCluster

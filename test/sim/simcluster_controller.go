@@ -74,6 +74,11 @@ func (r *clusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 		ep.Host, ep.Port = "127.0.0.1", int32(port)
 	}
 	wc := r.p.ensureCluster(key, client.ObjectKeyFromObject(sc), int(ep.Port))
+	if r.p.wantsSUC(sc) {
+		if err := wc.ensureSUC(ctx); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 
 	sc.Status.Initialization.Provisioned = ptr.To(true)
 	sc.Status.EtcdMembers = wc.memberNames()

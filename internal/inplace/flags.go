@@ -1,0 +1,41 @@
+package inplace
+
+import (
+	"crypto/tls"
+
+	"github.com/spf13/pflag"
+)
+
+// Flags are the control-plane manager's settings of the extension.
+type Flags struct {
+	// Port serves the extension; 0 turns it off.
+	Port int
+	// CertDir holds the serving certificate; "" is the webhook server's directory.
+	CertDir string
+	// UpgradeImage is the image SUC's upgrade Jobs run, without tag.
+	UpgradeImage string
+}
+
+// AddFlags binds the flags on fs.
+func (f *Flags) AddFlags(fs *pflag.FlagSet) {
+	fs.IntVar(&f.Port, "runtime-extension-port", 0,
+		"Port of the k3s in-place update Runtime Extension (CAPI's InPlaceUpdates); 0 turns it off.")
+	fs.StringVar(&f.CertDir, "runtime-extension-cert-dir", "",
+		"Directory holding the Runtime Extension's serving certificate (tls.crt, tls.key); empty means --webhook-cert-dir.")
+	fs.StringVar(&f.UpgradeImage, "runtime-extension-upgrade-image", DefaultImage,
+		"Image, without tag, that the system-upgrade-controller Plans run to upgrade k3s on a node (the tag is the k3s version).")
+}
+
+// WebhookCert is where the manager's webhook server finds its certificate.
+type WebhookCert struct{ Dir, CertName, KeyName string }
+
+// Options are the ExtensionOptions the flags give: by default the webhook server's
+// certificate (one cert-manager Certificate covers the Service both are behind), the
+// manager's TLS settings, and the ClusterCache.
+func (f *Flags) Options(webhook WebhookCert, tlsOpts []func(*tls.Config), workload WorkloadClients) ExtensionOptions {
+	o := ExtensionOptions{Port: f.Port, CertDir: f.CertDir, TLSOpts: tlsOpts, Workload: workload, Image: f.UpgradeImage}
+	if o.CertDir == "" {
+		o.CertDir, o.CertName, o.KeyName = webhook.Dir, webhook.CertName, webhook.KeyName
+	}
+	return o
+}

@@ -1,0 +1,123 @@
+package inplace
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	runtimehooksv1 "sigs.k8s.io/cluster-api/api/runtime/hooks/v1alpha1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// CanUpdateMachine answers for a control-plane Machine: patches for what k3s can
+// apply in place, none when the workload cluster has no SUC. It always answers
+// Success: a Failure would stop the control plane, while an answer that covers
+// nothing makes it roll the machine out, which is right for every refusal.
+func (e *Extension) CanUpdateMachine(ctx context.Context, req *runtimehooksv1.CanUpdateMachineRequest, resp *runtimehooksv1.CanUpdateMachineResponse) {
+	m := &req.Desired.Machine
+	log := ctrl.LoggerFrom(ctx).WithValues("Machine", client.ObjectKeyFromObject(m), "hook", "CanUpdateMachine")
+	cur, err := objectsOf(&req.Current.Machine, req.Current.BootstrapConfig, req.Current.InfrastructureMachine)
+	var des Objects
+	if err == nil {
+		des, err = objectsOf(m, req.Desired.BootstrapConfig, req.Desired.InfrastructureMachine)
+	}
+	if err != nil {
+		resp.SetStatus(runtimehooksv1.ResponseStatusFailure)
+		resp.SetMessage(err.Error())
+		return
+	}
+	d := e.withSUC(ctx, client.ObjectKey{Namespace: m.Namespace, Name: m.Spec.ClusterName}, DecideMachine(cur, des))
+	resp.SetStatus(runtimehooksv1.ResponseStatusSuccess)
+	resp.SetMessage(d.Message())
+	resp.MachinePatch, resp.BootstrapConfigPatch, resp.InfrastructureMachinePatch =
+		jsonPatch(d.MachinePatch), jsonPatch(d.BootstrapPatch), jsonPatch(d.InfraPatch)
+	log.Info("Answered", "decision", d.Message())
+}
+
+// CanUpdateMachineSet answers for a MachineSet's machine template (agents), like
+// CanUpdateMachine.
+func (e *Extension) CanUpdateMachineSet(ctx context.Context, req *runtimehooksv1.CanUpdateMachineSetRequest, resp *runtimehooksv1.CanUpdateMachineSetResponse) {
+	ms := &req.Desired.MachineSet
+	log := ctrl.LoggerFrom(ctx).WithValues("MachineSet", client.ObjectKeyFromObject(ms), "hook", "CanUpdateMachineSet")
+	cur, err := objectsOf(&req.Current.MachineSet, req.Current.BootstrapConfigTemplate, req.Current.InfrastructureMachineTemplate)
+	var des Objects
+	if err == nil {
+		des, err = objectsOf(ms, req.Desired.BootstrapConfigTemplate, req.Desired.InfrastructureMachineTemplate)
+	}
+	if err != nil {
+		resp.SetStatus(runtimehooksv1.ResponseStatusFailure)
+		resp.SetMessage(err.Error())
+		return
+	}
+	d := e.withSUC(ctx, client.ObjectKey{Namespace: ms.Namespace, Name: ms.Spec.ClusterName}, DecideMachineSet(cur, des))
+	resp.SetStatus(runtimehooksv1.ResponseStatusSuccess)
+	resp.SetMessage(d.Message())
+	resp.MachineSetPatch, resp.BootstrapConfigTemplatePatch, resp.InfrastructureMachineTemplatePatch =
+		jsonPatch(d.MachinePatch), jsonPatch(d.BootstrapPatch), jsonPatch(d.InfraPatch)
+	log.Info("Answered", "decision", d.Message())
+}
+
+// withSUC drops every patch of d when the workload cluster cannot run the update,
+// and says why.
+func (e *Extension) withSUC(ctx context.Context, cluster client.ObjectKey, d Decision) Decision {
+	if len(d.Covered) == 0 {
+		return d
+	}
+	if _, err := e.sucOf(ctx, cluster); err != nil {
+		return Decision{Refused: append([]string{err.Error() + "; in-place updates need it"}, d.Refused...)}
+	}
+	return d
+}
+
+// objectsOf reads the three objects of a request as JSON maps. The typed object (a
+// Machine or MachineSet) goes through JSON too, so that both sides of every
+// comparison have the same shape.
+func objectsOf(typed any, bootstrap, infra runtime.RawExtension) (Objects, error) {
+	var o Objects
+	raw, err := json.Marshal(typed)
+	if err != nil {
+		return o, err
+	}
+	if err := json.Unmarshal(raw, &o.Machine); err != nil {
+		return o, err
+	}
+	if o.Bootstrap, err = rawMap(bootstrap); err != nil {
+		return o, fmt.Errorf("reading the bootstrap object: %w", err)
+	}
+	if o.Infra, err = rawMap(infra); err != nil {
+		return o, fmt.Errorf("reading the infrastructure object: %w", err)
+	}
+	return o, nil
+}
+
+// rawMap is a RawExtension's JSON as a map; nil when empty.
+func rawMap(r runtime.RawExtension) (map[string]any, error) {
+	raw := r.Raw
+	if len(raw) == 0 && r.Object != nil {
+		var err error
+		if raw, err = json.Marshal(r.Object); err != nil {
+			return nil, err
+		}
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	m := map[string]any{}
+	return m, json.Unmarshal(raw, &m)
+}
+
+// jsonPatch is the hook's form of a list of operations; undefined when empty.
+func jsonPatch(ops []PatchOp) runtimehooksv1.Patch {
+	if len(ops) == 0 {
+		return runtimehooksv1.Patch{}
+	}
+	raw, err := json.Marshal(ops)
+	if err != nil {
+		// Operations hold only values read from JSON, so this does not happen; no
+		// patch covers nothing, which means a rollout.
+		return runtimehooksv1.Patch{}
+	}
+	return runtimehooksv1.Patch{PatchType: runtimehooksv1.JSONPatchType, Patch: raw}
+}

@@ -1,0 +1,72 @@
+package inplace
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+)
+
+func machineNamed(name string) *clusterv1.Machine {
+	return &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}, Spec: clusterv1.MachineSpec{ClusterName: "c1"}}
+}
+
+func TestDesiredPlan(t *testing.T) {
+	t.Parallel()
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{corev1.LabelHostname: "host-1"}}}
+	srv := machineNamed("cp-0")
+	srv.Labels = map[string]string{clusterv1.MachineControlPlaneLabel: ""}
+	agent := machineNamed("md-0")
+	o := PlanOptions{Namespace: "system-upgrade", ServiceAccount: "sa", Image: "img"}
+
+	p := desiredPlan(srv, node, "v1.32.1+k3s1", o)
+	if p.GetNamespace() != "system-upgrade" || p.GetName() != "capk3s-cp-0" || p.GetAnnotations()[MachineAnnotation] != "ns/cp-0" {
+		t.Errorf("Plan %s/%s annotations %v", p.GetNamespace(), p.GetName(), p.GetAnnotations())
+	}
+	for path, want := range map[string]any{"version": "v1.32.1+k3s1", "concurrency": int64(1), "cordon": true, "serviceAccountName": "sa"} {
+		if got, _, _ := unstructured.NestedFieldNoCopy(p.Object, "spec", path); got != want {
+			t.Errorf("server Plan spec.%s = %v, want %v", path, got, want)
+		}
+	}
+	exprs, _, _ := unstructured.NestedSlice(p.Object, "spec", "nodeSelector", "matchExpressions")
+	if len(exprs) != 1 || exprs[0].(map[string]any)["values"].([]any)[0] != "host-1" {
+		t.Errorf("node selector = %v, want kubernetes.io/hostname In [host-1]", exprs)
+	}
+	if _, ok := p.Object["spec"].(map[string]any)["drain"]; ok {
+		t.Errorf("a server's Plan drains it")
+	}
+	a := desiredPlan(agent, node, "v1.32.1+k3s1", o)
+	if force, _, _ := unstructured.NestedBool(a.Object, "spec", "drain", "force"); !force {
+		t.Errorf("an agent's Plan does not drain it: %v", a.Object["spec"])
+	}
+}
+
+func TestPlanFailure(t *testing.T) {
+	t.Parallel()
+	withConds := func(conds ...any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"conditions": conds}}}
+	}
+	cond := func(t, s, reason, msg string) any {
+		return map[string]any{"type": t, "status": s, "reason": reason, "message": msg}
+	}
+	tests := []struct {
+		name string
+		p    *unstructured.Unstructured
+		want string
+	}{
+		{"no status", withConds(), ""},
+		{"applying", withConds(cond("Complete", "False", "", "")), ""},
+		{"complete", withConds(cond("Complete", "True", "Complete", "")), ""},
+		{"job failed", withConds(cond("Complete", "False", "JobFailed", "Job was active longer than specified deadline")),
+			"Complete JobFailed: Job was active longer than specified deadline"},
+		{"invalid", withConds(cond("Validated", "False", "Error", "spec.upgrade.image is required")),
+			"Validated Error: spec.upgrade.image is required"},
+	}
+	for _, tc := range tests {
+		if got := planFailure(tc.p); got != tc.want {
+			t.Errorf("%s: planFailure = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

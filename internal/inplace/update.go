@@ -1,0 +1,172 @@
+package inplace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/blang/semver/v4"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	runtimehooksv1 "sigs.k8s.io/cluster-api/api/runtime/hooks/v1alpha1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capk3s/capk3s/internal/k3s"
+)
+
+// UpdateMachine drives one Machine's upgrade through SUC. Every call starts from what
+// it finds, so that it is idempotent and picks up after a crash: the Node already
+// runs the desired version and is Ready → the Plan is deleted and the answer is Done;
+// else the Plan is created (or its version corrected) and the answer is "in
+// progress", until SUC reports a failure, which is Failed.
+//
+// Problems that may go away (the workload cluster unreachable, SUC not installed
+// yet) answer "in progress" with a message: CAPI's Machine controller shows it in the
+// Machine's Updating condition and asks again.
+func (e *Extension) UpdateMachine(ctx context.Context, req *runtimehooksv1.UpdateMachineRequest, resp *runtimehooksv1.UpdateMachineResponse) {
+	m := &req.Desired.Machine
+	log := ctrl.LoggerFrom(ctx).WithValues("Machine", client.ObjectKeyFromObject(m), "hook", "UpdateMachine")
+	msg, err := e.updateMachine(ctx, req)
+	switch {
+	case errors.Is(err, errUpdateFailed):
+		resp.SetStatus(runtimehooksv1.ResponseStatusFailure)
+		resp.SetMessage(err.Error())
+		log.Info("In-place update failed", "reason", err.Error())
+	case err != nil:
+		resp.SetStatus(runtimehooksv1.ResponseStatusSuccess)
+		resp.SetRetryAfterSeconds(e.retryAfter())
+		resp.SetMessage(err.Error())
+		log.Info("In-place update waiting", "reason", err.Error())
+	case msg == "":
+		resp.SetStatus(runtimehooksv1.ResponseStatusSuccess)
+		resp.SetMessage("the Node runs the desired k3s version and is Ready")
+		log.Info("In-place update done")
+	default:
+		resp.SetStatus(runtimehooksv1.ResponseStatusSuccess)
+		resp.SetRetryAfterSeconds(e.retryAfter())
+		resp.SetMessage(msg)
+		log.V(4).Info("In-place update in progress", "status", msg)
+	}
+}
+
+// errUpdateFailed marks an answer of Failed: SUC gave up, or the request cannot be
+// acted on.
+var errUpdateFailed = errors.New("in-place update failed")
+
+// updateMachine is one step; it returns what is in progress, "" when done.
+func (e *Extension) updateMachine(ctx context.Context, req *runtimehooksv1.UpdateMachineRequest) (string, error) {
+	desired := &req.Desired.Machine
+	objs, err := objectsOf(desired, req.Desired.BootstrapConfig, req.Desired.InfrastructureMachine)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", errUpdateFailed, err)
+	}
+	version := k3s.NormalizeVersion(effectiveVersion(objs, machineBase))
+	want, err := k3s.ParseVersion(version)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", errUpdateFailed, err)
+	}
+	// The request carries no status: the Node comes from the Machine as stored.
+	stored := &clusterv1.Machine{}
+	if err := e.Client.Get(ctx, client.ObjectKeyFromObject(desired), stored); err != nil {
+		return "", fmt.Errorf("reading Machine: %w", err)
+	}
+	if stored.Status.NodeRef.Name == "" {
+		return "waiting for the Machine's Node", nil
+	}
+	cluster := client.ObjectKey{Namespace: desired.Namespace, Name: desired.Spec.ClusterName}
+	wc, err := e.Workload.GetUncachedClient(ctx, cluster)
+	if err != nil {
+		return "", fmt.Errorf("reaching the workload cluster: %w", err)
+	}
+	node := &corev1.Node{}
+	if err := wc.Get(ctx, client.ObjectKey{Name: stored.Status.NodeRef.Name}, node); err != nil {
+		return "", fmt.Errorf("reading Node %s: %w", stored.Status.NodeRef.Name, err)
+	}
+	plan, err := e.existingPlan(ctx, wc, stored)
+	if err != nil {
+		return "", err
+	}
+	if runs(node, want) && nodeReady(node) && (plan == nil || !node.Spec.Unschedulable) {
+		if plan != nil {
+			if err := wc.Delete(ctx, plan); err != nil && !apierrors.IsNotFound(err) {
+				return "", fmt.Errorf("deleting Plan %s: %w", plan.GetName(), err)
+			}
+		}
+		return "", nil
+	}
+	if plan != nil {
+		if f := planFailure(plan); f != "" {
+			return "", fmt.Errorf("%w: system-upgrade-controller Plan %s/%s: %s", errUpdateFailed, plan.GetNamespace(), plan.GetName(), f)
+		}
+	}
+	suc, err := findSUC(ctx, wc)
+	if err != nil {
+		return "", err
+	}
+	if err := e.ensurePlan(ctx, wc, plan, desiredPlan(stored, node, version, e.planOptions(suc.namespace))); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("system-upgrade-controller is upgrading Node %s to %s (running %s)",
+		node.Name, version, node.Status.NodeInfo.KubeletVersion), nil
+}
+
+// existingPlan finds the Machine's Plan in whichever namespace it was made (SUC's),
+// or nil.
+func (e *Extension) existingPlan(ctx context.Context, wc client.Client, m *clusterv1.Machine) (*unstructured.Unstructured, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(planGVK.GroupVersion().WithKind(planGVK.Kind + "List"))
+	if err := wc.List(ctx, list, client.MatchingFields{"metadata.name": PlanName(m)}); err != nil {
+		if meta.IsNoMatchError(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("looking for the Machine's Plan: %w", err)
+	}
+	for i := range list.Items {
+		if list.Items[i].GetAnnotations()[MachineAnnotation] == m.Namespace+"/"+m.Name {
+			return &list.Items[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// ensurePlan creates the Plan, or brings an existing one's spec to the desired one
+// (the desired version changed while it ran).
+func (e *Extension) ensurePlan(ctx context.Context, wc client.Client, existing, want *unstructured.Unstructured) error {
+	if existing == nil {
+		if err := wc.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating Plan %s/%s: %w", want.GetNamespace(), want.GetName(), err)
+		}
+		return nil
+	}
+	v, _, _ := unstructured.NestedString(existing.Object, "spec", "version")
+	wantV, _, _ := unstructured.NestedString(want.Object, "spec", "version")
+	if v == wantV {
+		return nil
+	}
+	if err := unstructured.SetNestedField(existing.Object, wantV, "spec", "version"); err != nil {
+		return err
+	}
+	if err := wc.Update(ctx, existing); err != nil {
+		return fmt.Errorf("updating Plan %s/%s to %s: %w", existing.GetNamespace(), existing.GetName(), wantV, err)
+	}
+	return nil
+}
+
+// runs says whether the Node's kubelet reports the k3s version v.
+func runs(n *corev1.Node, want semver.Version) bool {
+	got, err := k3s.ParseVersion(n.Status.NodeInfo.KubeletVersion)
+	return err == nil && k3s.CompareVersions(got, want) == 0
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

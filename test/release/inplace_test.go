@@ -1,0 +1,99 @@
+package release
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+	runtimev1 "sigs.k8s.io/cluster-api/api/runtime/v1beta2"
+	"sigs.k8s.io/yaml"
+
+	"github.com/capk3s/capk3s/internal/inplace"
+)
+
+// inplaceExtensionFile is the release's opt-in ExtensionConfig of the in-place update
+// extension.
+const inplaceExtensionFile = "control-plane-inplace-extension.yaml"
+
+// webhookServicePort is the port of the webhook Service that reaches the webhook
+// server (the control plane's Service also has the extension's).
+func webhookServicePort(t *testing.T, svc corev1.Service) corev1.ServicePort {
+	t.Helper()
+	for _, p := range svc.Spec.Ports {
+		if p.TargetPort.String() == "webhook-server" {
+			return p
+		}
+	}
+	t.Fatalf("webhook Service %s has no port to webhook-server: %+v", svc.Name, svc.Spec.Ports)
+	return corev1.ServicePort{}
+}
+
+// checkInPlaceExtension follows the chain that lets CAPI reach the control-plane
+// manager's in-place update extension: the manager serves it (the flag its binary
+// takes, on a named container port), the webhook Service exposes that port, and the
+// release's ExtensionConfig, named as the extension's handlers expect, calls that
+// Service port with the CA of the Secret the manager serves with.
+func checkInPlaceExtension(t *testing.T, p installed, release string) {
+	t.Helper()
+	d := deployment(t, p)
+	c := managerContainer(t, d)
+	_, ext := parseArgs(t, p, c.Args)
+	if ext.Port == 0 {
+		t.Fatalf("the control-plane manager does not serve the in-place update extension: args %v", c.Args)
+	}
+	portName := ""
+	for _, cp := range c.Ports {
+		if cp.ContainerPort == int32(ext.Port) {
+			portName = cp.Name
+		}
+	}
+	if portName == "" {
+		t.Errorf("no container port for the extension's port %d: %+v", ext.Port, c.Ports)
+	}
+	svcs := &corev1.ServiceList{}
+	if err := env.Client.List(context.Background(), svcs, byProvider(p)); err != nil || len(svcs.Items) != 1 {
+		t.Fatalf("the webhook Service: %d, %v", len(svcs.Items), err)
+	}
+	svc := svcs.Items[0]
+	var svcPort *corev1.ServicePort
+	for i, sp := range svc.Spec.Ports {
+		if sp.TargetPort.String() == portName {
+			svcPort = &svc.Spec.Ports[i]
+		}
+	}
+	if svcPort == nil {
+		t.Fatalf("Service %s has no port to container port %q: %+v", svc.Name, portName, svc.Spec.Ports)
+	}
+
+	raw, err := os.ReadFile(filepath.Join(release, inplaceExtensionFile))
+	if err != nil {
+		t.Fatalf("the release lacks %s: %v", inplaceExtensionFile, err)
+	}
+	ec := &runtimev1.ExtensionConfig{}
+	if err := yaml.UnmarshalStrict(raw, ec); err != nil {
+		t.Fatalf("%s: %v", inplaceExtensionFile, err)
+	}
+	if ec.Kind != "ExtensionConfig" || ec.APIVersion != runtimev1.GroupVersion.String() || ec.Name != inplace.ExtensionConfigName {
+		t.Errorf("%s is %s %s %q, want %s ExtensionConfig %q", inplaceExtensionFile, ec.APIVersion, ec.Kind, ec.Name,
+			runtimev1.GroupVersion, inplace.ExtensionConfigName)
+	}
+	s := ec.Spec.ClientConfig.Service
+	if s.Name != svc.Name || s.Namespace != svc.Namespace || ptr.Deref(s.Port, 443) != svcPort.Port {
+		t.Errorf("the ExtensionConfig calls service %s/%s port %d, want %s/%s port %d",
+			s.Namespace, s.Name, ptr.Deref(s.Port, 443), svc.Namespace, svc.Name, svcPort.Port)
+	}
+	certs := list(t, p, schema.GroupVersionKind{Group: "cert-manager.io", Version: "v1", Kind: "CertificateList"})
+	if len(certs) != 1 {
+		t.Fatalf("%d Certificates, want 1", len(certs))
+	}
+	secret, _, _ := unstructured.NestedString(certs[0].Object, "spec", "secretName")
+	if want := certs[0].GetNamespace() + "/" + secret; ec.Annotations[runtimev1.InjectCAFromSecretAnnotation] != want {
+		t.Errorf("%s %q, want %q (the Secret cert-manager writes)", runtimev1.InjectCAFromSecretAnnotation,
+			ec.Annotations[runtimev1.InjectCAFromSecretAnnotation], want)
+	}
+}
