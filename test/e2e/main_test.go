@@ -42,10 +42,20 @@ func TestMain(m *testing.M) {
 	}, &env)
 }
 
+// inPlaceExtension is where the stack serves capk3s's in-place update extension;
+// scenarios that use it register it with an ExtensionConfig (inplace_test.go).
+var inPlaceExtension stack.ExtensionServing
+
 // startStack starts the shared manager on the first call.
 func startStack(t *testing.T) {
 	t.Helper()
 	manager.Start(t, env, envtest.ManagerOptions{Webhooks: true}, func(ctx context.Context, mgr ctrl.Manager) error {
-		return stack.Setup(ctx, mgr, stack.Options{Sim: simulator, Webhooks: true})
+		port, err := envtest.FreePort()
+		if err != nil {
+			return err
+		}
+		certDir, _, host := env.ServingCert()
+		inPlaceExtension = stack.ExtensionServing{Host: host, Port: port, CertDir: certDir}
+		return stack.Setup(ctx, mgr, stack.Options{Sim: simulator, Webhooks: true, InPlaceExtension: &inPlaceExtension})
 	})
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/capk3s/capk3s/internal/bootstrap"
 	"github.com/capk3s/capk3s/internal/controlplane"
+	"github.com/capk3s/capk3s/internal/inplace"
 	bootstrapwebhooks "github.com/capk3s/capk3s/internal/webhooks/bootstrap"
 	controlplanewebhooks "github.com/capk3s/capk3s/internal/webhooks/controlplane"
 	"github.com/capk3s/capk3s/test/sim"
@@ -34,6 +35,19 @@ type Options struct {
 	Webhooks bool
 	// Concurrency is each controller's MaxConcurrentReconciles (default 4).
 	Concurrency int
+	// InPlaceExtension, when set, serves capk3s's in-place update extension (as the
+	// control-plane manager does with --runtime-extension-port), reaching workload
+	// clusters through the stack's ClusterCache. The test registers it with an
+	// ExtensionConfig.
+	InPlaceExtension *ExtensionServing
+}
+
+// ExtensionServing is where the in-place update extension listens, and its serving
+// certificate (tls.crt and tls.key in CertDir).
+type ExtensionServing struct {
+	Host    string
+	Port    int
+	CertDir string
 }
 
 // Setup registers everything on mgr. ctx is the manager's: it ends when the manager
@@ -128,6 +142,15 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		opts.Sim.Client = c
 		if err := opts.Sim.SetupWithManager(mgr, copts); err != nil {
 			return fmt.Errorf("simulator: %w", err)
+		}
+	}
+	if e := opts.InPlaceExtension; e != nil {
+		// Workload clusters answer in a few seconds here: a short retry keeps the
+		// in-place steps, each waiting for a Node, from idling.
+		if err := inplace.SetupExtension(ctx, mgr, inplace.ExtensionOptions{
+			Host: e.Host, Port: e.Port, CertDir: e.CertDir, Workload: cc, RetryAfterSeconds: 1,
+		}); err != nil {
+			return fmt.Errorf("in-place update extension: %w", err)
 		}
 	}
 	if opts.Webhooks {
