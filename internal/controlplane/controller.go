@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/controllers/clustercache"
+	runtimeclient "sigs.k8s.io/cluster-api/exp/runtime/client"
 	"sigs.k8s.io/cluster-api/util"
 	"sigs.k8s.io/cluster-api/util/patch"
 	"sigs.k8s.io/cluster-api/util/paused"
@@ -38,6 +39,7 @@ import (
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=runtime.cluster.x-k8s.io,resources=extensionconfigs,verbs=get;list;watch
 
 // Reconciler reconciles KThreesControlPlanes.
 type Reconciler struct {
@@ -58,6 +60,10 @@ type Reconciler struct {
 	// WatchFilterValue, when set, limits reconciling to objects labelled
 	// cluster.x-k8s.io/watch-filter=<value>.
 	WatchFilterValue string
+	// RuntimeClient calls CAPI Runtime Extensions: the update extensions asked whether a
+	// server can be updated in place (inplace.go). The manager sets it only with the
+	// InPlaceUpdates feature gate; nil means servers are always replaced.
+	RuntimeClient runtimeclient.Client
 
 	controller controller.Controller
 }
@@ -279,6 +285,10 @@ func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, 
 	// replacement.
 	// A remediation that waits without holding scaling (a health check to look again)
 	// still asks to be woken when the wait ends: no watch would.
+	// An in-place update under way is the pass's one operation, remediation included.
+	if updating, err := r.reconcileInPlaceInProgress(ctx, cluster, kcp, seen); err != nil || updating {
+		return ctrl.Result{}, err
+	}
 	done, result, err := r.reconcileRemediation(ctx, cluster, kcp, seen)
 	if err != nil || done {
 		return result, err

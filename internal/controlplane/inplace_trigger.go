@@ -1,0 +1,154 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/collections"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+)
+
+// tryInPlaceUpdate is the rollout's alternative to removing victim, the server the
+// scale-down chose: update it in place when allowed, when it is outdated (not merely
+// marked for deletion), when the control plane does not already have enough up-to-date
+// servers, and when the extensions cover every change. It reports whether it took
+// the pass's step (an update triggered, or a wait for the cache to show the server as
+// it is), and otherwise why the server is replaced instead ("" when in-place updates
+// are not in play). The caller has run the preflight checks already.
+func (r *Reconciler) tryInPlaceUpdate(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane,
+	seen *observed, victim *clusterv1.Machine, outdated collections.Machines) (bool, string, error) {
+	if !r.inPlaceAllowed(kcp) || victim == nil {
+		return false, "", nil
+	}
+	if _, isOutdated := outdated[victim.Name]; !isOutdated {
+		return false, "", nil
+	}
+	if _, marked := victim.Annotations[clusterv1.DeleteMachineAnnotation]; marked {
+		return false, "", nil
+	}
+	upToDate := seen.machines.Filter(collections.Not(collections.HasDeletionTimestamp), func(m *clusterv1.Machine) bool {
+		_, isOutdated := outdated[m.Name]
+		return !isOutdated
+	})
+	if int32(upToDate.Len()) >= desiredReplicas(kcp) {
+		// Enough servers are up to date: the outdated one is surplus, and goes.
+		return false, "", nil
+	}
+	if behind, err := r.cacheBehind(ctx, victim); err != nil || behind {
+		return behind, "", err
+	}
+	log := ctrl.LoggerFrom(ctx).WithValues("Machine", victim.Name)
+	objs := seen.objects[victim.Name]
+	want, err := r.desiredServerObjects(ctx, cluster, kcp, victim, objs)
+	if err != nil {
+		return false, "server " + victim.Name + " cannot be updated in place: " + err.Error(), nil
+	}
+	why, err := r.canUpdateInPlace(ctx, victim, objs, want)
+	if err != nil {
+		log.Error(err, "Asking the update extensions failed; the server is replaced instead")
+		return false, "server " + victim.Name + " is replaced, not updated in place: " + err.Error(), nil
+	}
+	if why != "" {
+		log.Info("The server cannot be updated in place; it is replaced", "reason", why)
+		return false, "server " + victim.Name + " is replaced, not updated in place: " + why, nil
+	}
+	log.Info("Updating a server in place", "version", want.machine.Spec.Version)
+	seen.updatingInPlace = []string{victim.Name}
+	return true, "", r.triggerInPlaceUpdate(ctx, victim, want, objs)
+}
+
+// cacheBehind says the cache does not show the server as the API server has it now.
+// A server whose in-place update has just finished would look outdated and unmarked
+// in a cache that lags behind the trigger's writes, and be updated a second time; the
+// pass waits for the cache instead (the Machine's watch event brings the next one).
+func (r *Reconciler) cacheBehind(ctx context.Context, m *clusterv1.Machine) (bool, error) {
+	reader := r.APIReader
+	if reader == nil {
+		reader = r.Client
+	}
+	live := &clusterv1.Machine{}
+	if err := reader.Get(ctx, client.ObjectKeyFromObject(m), live); err != nil {
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, fmt.Errorf("reading Machine %s: %w", m.Name, err)
+	}
+	return live.ResourceVersion != m.ResourceVersion, nil
+}
+
+// triggerInPlaceUpdate starts a server's in-place update. The order makes a crash
+// between any two writes safe:
+//
+//  1. the Machine gets the update-in-progress annotation: from here on the update
+//     happens; no pass asks the extensions again or replaces the server, and a pass
+//     that finds the annotation without the pending hook completes the trigger;
+//  2. the infrastructure machine gets its desired spec and the annotation;
+//  3. the KThreesConfig gets its desired spec and the annotation;
+//  4. the Machine gets its desired spec and the pending UpdateMachine hook in one
+//     write: CAPI's Machine controller starts on the hook, and by then the other two
+//     objects are ready for it.
+//
+// Steps 2 to 4 write only what differs, so repeating them changes nothing. Writes to
+// the Machine carry its resourceVersion: one computed from a stale copy fails and the
+// pass waits for the cache.
+func (r *Reconciler) triggerInPlaceUpdate(ctx context.Context, m *clusterv1.Machine, want inPlaceObjects, objs serverObjects) error {
+	if _, marked := m.Annotations[clusterv1.UpdateInProgressAnnotation]; !marked {
+		before := m.DeepCopy()
+		if m.Annotations == nil {
+			m.Annotations = map[string]string{}
+		}
+		m.Annotations[clusterv1.UpdateInProgressAnnotation] = ""
+		if err := r.Client.Patch(ctx, m, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+			return ignoreConflict(fmt.Errorf("marking Machine %s for an in-place update: %w", m.Name, err))
+		}
+	}
+	return r.completeInPlaceTrigger(ctx, m, want, objs)
+}
+
+// completeInPlaceTrigger runs steps 2 to 4 of triggerInPlaceUpdate.
+func (r *Reconciler) completeInPlaceTrigger(ctx context.Context, m *clusterv1.Machine, want inPlaceObjects, objs serverObjects) error {
+	infra := objs.infra.DeepCopy()
+	infra.Object["spec"] = want.infra.Object["spec"]
+	infra.SetAnnotations(withUpdateInProgress(want.infra.GetAnnotations()))
+	if err := r.patchIfChanged(ctx, objs.infra, infra); err != nil {
+		return err
+	}
+	config := objs.config.DeepCopy()
+	config.Spec = *want.config.Spec.DeepCopy()
+	config.SetAnnotations(withUpdateInProgress(config.GetAnnotations()))
+	if err := r.patchIfChanged(ctx, objs.config, config); err != nil {
+		return err
+	}
+	before := m.DeepCopy()
+	m.Spec = inPlaceMachineSpec(m.Spec, want.machine.Spec)
+	markUpdateHookPending(m)
+	if err := r.Client.Patch(ctx, m, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		return ignoreConflict(fmt.Errorf("starting the in-place update of Machine %s: %w", m.Name, err))
+	}
+	ctrl.LoggerFrom(ctx).Info("Triggered the in-place update of a server", "Machine", m.Name, "version", m.Spec.Version)
+	return nil
+}
+
+func withUpdateInProgress(annotations map[string]string) map[string]string {
+	out := maps.Clone(annotations)
+	if out == nil {
+		out = map[string]string{}
+	}
+	out[clusterv1.UpdateInProgressAnnotation] = ""
+	return out
+}
+
+// ignoreConflict drops a conflict: the Machine changed since the cache showed it, and
+// its watch event brings a pass that sees it as it is.
+func ignoreConflict(err error) error {
+	if apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
+}
