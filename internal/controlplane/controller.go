@@ -280,12 +280,16 @@ func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, 
 	if err := r.reconcileEtcdMembership(ctx, cluster, kcp, seen); err != nil {
 		return ctrl.Result{}, err
 	}
-	// A remediation that acted (or waits for its retry period) is this pass's one
-	// operation; otherwise scaling goes on, which also creates a remediated server's
-	// replacement.
-	// A remediation that waits without holding scaling (a health check to look again)
-	// still asks to be woken when the wait ends: no watch would.
-	// An in-place update under way is the pass's one operation, remediation included.
+	return r.reconcileServers(ctx, cluster, kcp, tokenAvailable, seen)
+}
+
+// reconcileServers takes the pass's one operation on the servers. An in-place update
+// under way is that operation, remediation included. A remediation that acted (or
+// waits for its retry period) is the next candidate; otherwise scaling goes on, which
+// also creates a remediated server's replacement. A remediation that waits without
+// holding scaling (a health check to look again) still asks to be woken when the wait
+// ends: no watch would.
+func (r *Reconciler) reconcileServers(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, tokenAvailable bool, seen *observed) (ctrl.Result, error) {
 	if updating, err := r.reconcileInPlaceInProgress(ctx, cluster, kcp, seen); err != nil || updating {
 		return ctrl.Result{}, err
 	}

@@ -6,11 +6,13 @@ import (
 	"maps"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/collections"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 )
 
@@ -40,11 +42,11 @@ func (r *Reconciler) tryInPlaceUpdate(ctx context.Context, cluster *clusterv1.Cl
 		// Enough servers are up to date: the outdated one is surplus, and goes.
 		return false, "", nil
 	}
-	if behind, err := r.cacheBehind(ctx, victim); err != nil || behind {
+	objs := seen.objects[victim.Name]
+	if behind, err := r.cacheBehind(ctx, victim, objs); err != nil || behind {
 		return behind, "", err
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues("Machine", victim.Name)
-	objs := seen.objects[victim.Name]
 	want, err := r.desiredServerObjects(ctx, cluster, kcp, victim, objs)
 	if err != nil {
 		return false, "server " + victim.Name + " cannot be updated in place: " + err.Error(), nil
@@ -63,23 +65,37 @@ func (r *Reconciler) tryInPlaceUpdate(ctx context.Context, cluster *clusterv1.Cl
 	return true, "", r.triggerInPlaceUpdate(ctx, victim, want, objs)
 }
 
-// cacheBehind says the cache does not show the server as the API server has it now.
-// A server whose in-place update has just finished would look outdated and unmarked
-// in a cache that lags behind the trigger's writes, and be updated a second time; the
-// pass waits for the cache instead (the Machine's watch event brings the next one).
-func (r *Reconciler) cacheBehind(ctx context.Context, m *clusterv1.Machine) (bool, error) {
-	reader := r.APIReader
-	if reader == nil {
-		reader = r.Client
+// cacheBehind says the cache does not show the server as the API server has it now:
+// its Machine, KThreesConfig or infrastructure machine has changed since. A server
+// whose in-place update has just ended would look outdated and unmarked in a cache
+// that lags behind, and be updated a second time; the pass waits for the cache
+// instead (the object's watch event brings the next one). The Machine's own
+// UpToDate condition, written earlier in the pass, is such a change: the first pass
+// after a spec change only marks servers outdated.
+func (r *Reconciler) cacheBehind(ctx context.Context, m *clusterv1.Machine, objs serverObjects) (bool, error) {
+	reader := r.liveReader()
+	cached := []client.Object{m}
+	live := []client.Object{&clusterv1.Machine{}}
+	if objs.config != nil {
+		cached, live = append(cached, objs.config), append(live, &bootstrapv1.KThreesConfig{})
 	}
-	live := &clusterv1.Machine{}
-	if err := reader.Get(ctx, client.ObjectKeyFromObject(m), live); err != nil {
-		if apierrors.IsNotFound(err) {
+	if objs.infra != nil {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(objs.infra.GroupVersionKind())
+		cached, live = append(cached, objs.infra), append(live, u)
+	}
+	for i, obj := range cached {
+		if err := reader.Get(ctx, client.ObjectKeyFromObject(obj), live[i]); err != nil {
+			if apierrors.IsNotFound(err) {
+				return true, nil
+			}
+			return false, fmt.Errorf("reading %s: %w", obj.GetName(), err)
+		}
+		if live[i].GetResourceVersion() != obj.GetResourceVersion() {
 			return true, nil
 		}
-		return false, fmt.Errorf("reading Machine %s: %w", m.Name, err)
 	}
-	return live.ResourceVersion != m.ResourceVersion, nil
+	return false, nil
 }
 
 // triggerInPlaceUpdate starts a server's in-place update. The order makes a crash
@@ -111,8 +127,18 @@ func (r *Reconciler) triggerInPlaceUpdate(ctx context.Context, m *clusterv1.Mach
 	return r.completeInPlaceTrigger(ctx, m, want, objs)
 }
 
-// completeInPlaceTrigger runs steps 2 to 4 of triggerInPlaceUpdate.
+// completeInPlaceTrigger runs steps 2 to 4 of triggerInPlaceUpdate, on the Machine as
+// the API server has it: this pass may have written its conditions already, and a
+// cache that lags must not make it mark a Machine whose update has gone further.
 func (r *Reconciler) completeInPlaceTrigger(ctx context.Context, m *clusterv1.Machine, want inPlaceObjects, objs serverObjects) error {
+	live := &clusterv1.Machine{}
+	if err := r.liveReader().Get(ctx, client.ObjectKeyFromObject(m), live); err != nil {
+		return client.IgnoreNotFound(fmt.Errorf("reading Machine %s: %w", m.Name, err))
+	}
+	if !triggerIncomplete(live) {
+		return nil
+	}
+	m = live
 	infra := objs.infra.DeepCopy()
 	infra.Object["spec"] = want.infra.Object["spec"]
 	infra.SetAnnotations(withUpdateInProgress(want.infra.GetAnnotations()))
@@ -151,4 +177,13 @@ func ignoreConflict(err error) error {
 		return nil
 	}
 	return err
+}
+
+// liveReader reads past the cache: the API reader, or the client when the Reconciler
+// was built without one (tests that call its steps directly).
+func (r *Reconciler) liveReader() client.Reader {
+	if r.APIReader != nil {
+		return r.APIReader
+	}
+	return r.Client
 }

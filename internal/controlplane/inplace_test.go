@@ -1,0 +1,531 @@
+package controlplane
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	runtimecatalog "sigs.k8s.io/cluster-api/api/runtime/catalog"
+	runtimehooksv1 "sigs.k8s.io/cluster-api/api/runtime/hooks/v1alpha1"
+	runtimev1 "sigs.k8s.io/cluster-api/api/runtime/v1beta2"
+	runtimeclient "sigs.k8s.io/cluster-api/exp/runtime/client"
+	"sigs.k8s.io/cluster-api/util/collections"
+	"sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/cluster-api/util/test/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+)
+
+// testRuntimeClient is a Runtime SDK client with one CanUpdateMachine extension whose
+// answer the test chooses; it counts the calls.
+type testRuntimeClient struct {
+	mu       sync.Mutex
+	handlers []string
+	// answer answers a CanUpdateMachine request; an error is the call failing.
+	answer func(*runtimehooksv1.CanUpdateMachineRequest) (*runtimehooksv1.CanUpdateMachineResponse, error)
+	calls    int
+}
+
+var _ runtimeclient.Client = &testRuntimeClient{}
+
+func (c *testRuntimeClient) WarmUp(*runtimev1.ExtensionConfigList) error { return nil }
+func (c *testRuntimeClient) IsReady() bool                               { return true }
+func (c *testRuntimeClient) Discover(context.Context, *runtimev1.ExtensionConfig) (*runtimev1.ExtensionConfig, error) {
+	return nil, errors.New("not served by the test client")
+}
+func (c *testRuntimeClient) Register(*runtimev1.ExtensionConfig) error   { return nil }
+func (c *testRuntimeClient) Unregister(*runtimev1.ExtensionConfig) error { return nil }
+func (c *testRuntimeClient) GetAllExtensions(_ context.Context, hook runtimecatalog.Hook, _ client.Object) ([]string, error) {
+	if runtimecatalog.HookName(hook) != runtimecatalog.HookName(runtimehooksv1.CanUpdateMachine) {
+		return nil, nil
+	}
+	return c.handlers, nil
+}
+func (c *testRuntimeClient) CallAllExtensions(context.Context, runtimecatalog.Hook, client.Object, runtimehooksv1.RequestObject, runtimehooksv1.ResponseObject) error {
+	return errors.New("not served by the test client")
+}
+func (c *testRuntimeClient) CallExtension(_ context.Context, hook runtimecatalog.Hook, _ client.Object, _ string,
+	req runtimehooksv1.RequestObject, resp runtimehooksv1.ResponseObject, _ ...runtimeclient.CallExtensionOption) error {
+	c.mu.Lock()
+	c.calls++
+	c.mu.Unlock()
+	if runtimecatalog.HookName(hook) != runtimecatalog.HookName(runtimehooksv1.CanUpdateMachine) {
+		return fmt.Errorf("unexpected hook %s", runtimecatalog.HookName(hook))
+	}
+	answer, err := c.answer(req.(*runtimehooksv1.CanUpdateMachineRequest))
+	if err != nil {
+		return err
+	}
+	*resp.(*runtimehooksv1.CanUpdateMachineResponse) = *answer
+	return nil
+}
+
+func (c *testRuntimeClient) callCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.calls
+}
+
+// coversVersion is an extension that covers a change of the k3s version, and nothing
+// else.
+func coversVersion() *testRuntimeClient {
+	return &testRuntimeClient{handlers: []string{"can-update-machine.capk3s-inplace"},
+		answer: func(req *runtimehooksv1.CanUpdateMachineRequest) (*runtimehooksv1.CanUpdateMachineResponse, error) {
+			p, err := json.Marshal([]map[string]any{{"op": "replace", "path": "/spec/version", "value": req.Desired.Machine.Spec.Version}})
+			return &runtimehooksv1.CanUpdateMachineResponse{
+				CommonResponse: runtimehooksv1.CommonResponse{Status: runtimehooksv1.ResponseStatusSuccess},
+				MachinePatch:   runtimehooksv1.Patch{PatchType: runtimehooksv1.JSONPatchType, Patch: p},
+			}, err
+		}}
+}
+
+// inPlaceFixture is a control plane with its servers created by scaleUp, paused so
+// that no manager of the package acts on it: the test runs the passes.
+type inPlaceFixture struct {
+	cluster *clusterv1.Cluster
+	kcp     *controlplanev1.KThreesControlPlane
+	rc      *testRuntimeClient
+}
+
+func newInPlaceFixture(t *testing.T, replicas int32, maxSurge int, rc *testRuntimeClient) *inPlaceFixture {
+	t.Helper()
+	ns := env.NewNamespace(t)
+	createInfraTemplate(t, ns)
+	cluster, kcp := newClusterWithControlPlane(t, ns, true)
+	kcp.Spec.Replicas = ptr.To(replicas)
+	kcp.Spec.RolloutStrategy = &controlplanev1.RolloutStrategy{RollingUpdate: &controlplanev1.RollingUpdate{MaxSurge: ptr.To(intstr.FromInt(maxSurge))}}
+	kcp.Status.Initialization.ControlPlaneInitialized = ptr.To(true)
+	f := &inPlaceFixture{cluster: cluster, kcp: kcp, rc: rc}
+	r := f.reconciler()
+	for range replicas {
+		if err := r.scaleUp(context.Background(), cluster, kcp, collections.New(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f
+}
+
+// reconciler is a fresh reconciler, as after a restart of the manager.
+func (f *inPlaceFixture) reconciler() *Reconciler {
+	r := &Reconciler{Client: env.Client}
+	if f.rc != nil {
+		r.RuntimeClient = f.rc
+	}
+	return r
+}
+
+// observe reads the servers as a pass does; every Node is Ready but those listed.
+func (f *inPlaceFixture) observe(t *testing.T, r *Reconciler, notReady ...string) *observed {
+	t.Helper()
+	ctx := context.Background()
+	seen := &observed{}
+	var err error
+	if seen.machines, err = r.controlPlaneMachines(ctx, f.cluster, f.kcp); err != nil {
+		t.Fatal(err)
+	}
+	if seen.objects, err = r.propagate(ctx, f.cluster, f.kcp, seen.machines); err != nil {
+		t.Fatal(err)
+	}
+	var ready []string
+	for _, name := range seen.machines.Names() {
+		if !strings.Contains(strings.Join(notReady, ","), name) {
+			ready = append(ready, name)
+		}
+	}
+	seen.nodes = readyNodes(ready...)
+	return seen
+}
+
+// pass runs one pass of a fresh reconciler over the servers and returns what it saw,
+// with the control plane's status computed from it.
+func (f *inPlaceFixture) pass(t *testing.T, notReady ...string) *observed {
+	t.Helper()
+	r := f.reconciler()
+	seen := f.observe(t, r, notReady...)
+	if _, err := r.reconcileServers(context.Background(), f.cluster, f.kcp, true, seen); err != nil {
+		t.Fatal(err)
+	}
+	setStatus(f.cluster, f.kcp, *seen)
+	return seen
+}
+
+// upgrade asks for another version and runs the pass that sees it: it marks the
+// servers outdated (their UpToDate conditions), and waits for the cache to show that.
+func (f *inPlaceFixture) upgrade(t *testing.T, version string) {
+	t.Helper()
+	f.kcp.Spec.Version = version
+	f.pass(t)
+	if marked := f.marked(t); len(marked) != 0 {
+		t.Fatalf("%v marked on the pass that wrote their UpToDate conditions", marked)
+	}
+}
+
+func (f *inPlaceFixture) servers(t *testing.T) map[string]*clusterv1.Machine {
+	t.Helper()
+	return listServers(t, f.kcp.Namespace)
+}
+
+// finish plays CAPI's Machine controller ending an in-place update: the annotation
+// off the Machine, its infrastructure machine and config, then the hook done.
+func (f *inPlaceFixture) finish(t *testing.T, name string) {
+	t.Helper()
+	ctx := context.Background()
+	key := client.ObjectKey{Namespace: f.kcp.Namespace, Name: name}
+	infra := &unstructured.Unstructured{}
+	infra.SetGroupVersionKind(genericInfraMachineGVK())
+	for _, obj := range []client.Object{&clusterv1.Machine{}, infra, &bootstrapv1.KThreesConfig{}} {
+		if err := env.Client.Get(ctx, key, obj); err != nil {
+			t.Fatal(err)
+		}
+		before := obj.DeepCopyObject().(client.Object)
+		a := obj.GetAnnotations()
+		delete(a, clusterv1.UpdateInProgressAnnotation)
+		if _, ok := obj.(*clusterv1.Machine); ok {
+			delete(a, runtimev1.PendingHooksAnnotation)
+		}
+		obj.SetAnnotations(a)
+		if err := env.Client.Patch(ctx, obj, client.MergeFrom(before)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// marked names the servers marked for an in-place update, and checks each is marked
+// completely: all three objects annotated, the hook pending, the new specs written.
+func (f *inPlaceFixture) marked(t *testing.T) []string {
+	t.Helper()
+	ctx := context.Background()
+	var out []string
+	for name, m := range f.servers(t) {
+		if !updatingInPlace(m) {
+			continue
+		}
+		out = append(out, name)
+		if !updateHookPending(m) || m.Spec.Version != f.kcp.Spec.Version {
+			t.Errorf("Machine %s: hook pending %v, version %s; want the hook and %s", name, updateHookPending(m), m.Spec.Version, f.kcp.Spec.Version)
+		}
+		config := &bootstrapv1.KThreesConfig{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: name}, config); err != nil {
+			t.Fatal(err)
+		}
+		infra := &unstructured.Unstructured{}
+		infra.SetGroupVersionKind(genericInfraMachineGVK())
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: name}, infra); err != nil {
+			t.Fatal(err)
+		}
+		for _, obj := range []client.Object{config, infra} {
+			if _, ok := obj.GetAnnotations()[clusterv1.UpdateInProgressAnnotation]; !ok {
+				t.Errorf("%T %s lacks the update-in-progress annotation", obj, name)
+			}
+		}
+	}
+	return sorted(out)
+}
+
+func requireRollingOut(t *testing.T, kcp *controlplanev1.KThreesControlPlane, reason, message string) {
+	t.Helper()
+	c := conditions.Get(kcp, controlplanev1.RollingOutCondition)
+	if c == nil || c.Reason != reason || !strings.Contains(c.Message, message) {
+		t.Errorf("RollingOut = %+v, want reason %s with %q in the message", c, reason, message)
+	}
+}
+
+// A k3s upgrade that the extension covers updates the three servers in place, one at a
+// time, each only once the previous one is done: the same Machines throughout, none
+// created or deleted, one CanUpdateMachine call per server.
+func TestInPlaceUpgradeOneServerAtATime(t *testing.T) {
+	f := newInPlaceFixture(t, 3, 0, coversVersion())
+	names := keysOf(f.servers(t))
+	f.pass(t) // at rest: nothing to do
+	f.upgrade(t, "v1.32.1+k3s1")
+	for i := range 3 {
+		f.pass(t)
+		marked := f.marked(t)
+		if len(marked) != 1 {
+			t.Fatalf("round %d: servers updating in place %v, want one", i, marked)
+		}
+		requireRollingOut(t, f.kcp, controlplanev1.InPlaceUpdatingReason, "Updating in place: "+marked[0])
+		// More passes change nothing while the update runs: no second server, no
+		// second question to the extension; they say the server is updating.
+		calls := f.rc.callCount()
+		f.pass(t)
+		if again := f.marked(t); strings.Join(again, ",") != strings.Join(marked, ",") || f.rc.callCount() != calls {
+			t.Fatalf("round %d: a pass during the update marked %v and asked %d more times", i, again, f.rc.callCount()-calls)
+		}
+		requireRollingOut(t, f.kcp, controlplanev1.InPlaceUpdatingReason, "Updating in place: "+marked[0])
+		if m := f.servers(t)[marked[0]]; !conditions.IsFalse(m, clusterv1.MachineUpToDateCondition) ||
+			conditions.GetReason(m, clusterv1.MachineUpToDateCondition) != clusterv1.MachineUpToDateUpdatingReason {
+			t.Errorf("Machine %s UpToDate = %+v, want False/%s", marked[0], conditions.Get(m, clusterv1.MachineUpToDateCondition), clusterv1.MachineUpToDateUpdatingReason)
+		}
+		f.finish(t, marked[0])
+	}
+	f.pass(t)
+	if got := keysOf(f.servers(t)); strings.Join(got, ",") != strings.Join(names, ",") {
+		t.Errorf("servers %v after the upgrade, want the same %v", got, names)
+	}
+	for name, m := range f.servers(t) {
+		if m.Spec.Version != "v1.32.1+k3s1" || !conditions.IsTrue(m, clusterv1.MachineUpToDateCondition) {
+			t.Errorf("Machine %s: version %s, UpToDate %+v", name, m.Spec.Version, conditions.Get(m, clusterv1.MachineUpToDateCondition))
+		}
+	}
+	if f.rc.callCount() != 3 {
+		t.Errorf("%d CanUpdateMachine calls, want 3", f.rc.callCount())
+	}
+	requireRollingOut(t, f.kcp, controlplanev1.NotRollingOutReason, "")
+}
+
+// With maxSurge 1 a new server comes first, as in a replacement; the outdated ones are
+// updated in place while fewer than replicas are up to date, and the last one, surplus
+// once enough are, is removed.
+func TestInPlaceWithMaxSurgeOne(t *testing.T) {
+	f := newInPlaceFixture(t, 3, 1, coversVersion())
+	f.kcp.Spec.Version = "v1.32.1+k3s1"
+	f.pass(t) // the new server needs no cache check
+	if n := len(f.servers(t)); n != 4 {
+		t.Fatalf("%d servers after the first pass, want a 4th, new one", n)
+	}
+	for range 2 {
+		f.pass(t)
+		marked := f.marked(t)
+		if len(marked) != 1 {
+			t.Fatalf("servers updating in place %v, want one", marked)
+		}
+		f.finish(t, marked[0])
+	}
+	f.pass(t)
+	if n := len(f.servers(t)); n != 3 {
+		t.Errorf("%d servers at the end, want 3: the surplus outdated one removed", n)
+	}
+	for name, m := range f.servers(t) {
+		if m.Spec.Version != "v1.32.1+k3s1" {
+			t.Errorf("Machine %s still on %s", name, m.Spec.Version)
+		}
+	}
+}
+
+// Whatever keeps a server from an in-place update, it is replaced as without the
+// feature (maxSurge 0: removed first), and RollingOut says why where there is a why.
+func TestInPlaceFallsBackToReplacement(t *testing.T) {
+	refuses := coversVersion()
+	refuses.answer = func(*runtimehooksv1.CanUpdateMachineRequest) (*runtimehooksv1.CanUpdateMachineResponse, error) {
+		return &runtimehooksv1.CanUpdateMachineResponse{CommonResponse: runtimehooksv1.CommonResponse{Status: runtimehooksv1.ResponseStatusSuccess}}, nil
+	}
+	fails := coversVersion()
+	fails.answer = func(*runtimehooksv1.CanUpdateMachineRequest) (*runtimehooksv1.CanUpdateMachineResponse, error) {
+		return nil, errors.New("connection refused")
+	}
+	failure := coversVersion()
+	failure.answer = func(*runtimehooksv1.CanUpdateMachineRequest) (*runtimehooksv1.CanUpdateMachineResponse, error) {
+		return &runtimehooksv1.CanUpdateMachineResponse{CommonResponse: runtimehooksv1.CommonResponse{
+			Status: runtimehooksv1.ResponseStatusFailure, Message: "no system-upgrade-controller"}}, nil
+	}
+	none := coversVersion()
+	none.handlers = nil
+	for _, tc := range []struct {
+		name    string
+		rc      *testRuntimeClient
+		optOut  bool
+		config  bool
+		message string
+	}{
+		{"the extension covers nothing", refuses, false, false, "no update extension covers Machine spec.version"},
+		{"the extension covers the version, not the config", coversVersion(), false, true, "no update extension covers KThreesConfig spec.serverConfig"},
+		{"the extension cannot be called", fails, false, false, "connection refused"},
+		{"the extension answers Failure", failure, false, false, "no system-upgrade-controller"},
+		{"no extension is registered", none, false, false, "no update extension is registered"},
+		{"the control plane opted out", coversVersion(), true, false, ""},
+		{"the gate is off", nil, false, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newInPlaceFixture(t, 3, 0, tc.rc)
+			f.kcp.Spec.Version = "v1.32.1+k3s1"
+			if tc.config {
+				f.kcp.Spec.KThreesConfigSpec.ServerConfig.DisableComponents = []string{"servicelb"}
+			}
+			if tc.optOut {
+				f.kcp.Spec.InPlaceUpdates = controlplanev1.InPlaceUpdateNever
+			}
+			// Without in-place updates the first pass removes a server; with them, it
+			// waits for the cache to show the servers' new UpToDate conditions first.
+			for range 2 {
+				if f.pass(t); len(f.servers(t)) != 3 {
+					break
+				}
+			}
+			if marked := f.marked(t); len(marked) != 0 {
+				t.Errorf("servers %v marked for an in-place update", marked)
+			}
+			if n := len(f.servers(t)); n != 2 {
+				t.Errorf("%d servers, want 2: one removed to be replaced", n)
+			}
+			requireRollingOut(t, f.kcp, controlplanev1.RollingOutReason, tc.message)
+			if tc.optOut && tc.rc.callCount() != 0 {
+				t.Errorf("an opted-out control plane asked the extension %d times", tc.rc.callCount())
+			}
+		})
+	}
+}
+
+// Preflight holds an in-place update as it holds a replacement: with a server's Node
+// not Ready nothing is marked. A single server with maxSurge 0, which may not be
+// removed before its replacement exists, may be updated in place: its etcd member
+// stays.
+func TestInPlaceBehindPreflight(t *testing.T) {
+	f := newInPlaceFixture(t, 3, 0, coversVersion())
+	f.kcp.Spec.Version = "v1.32.1+k3s1"
+	names := keysOf(f.servers(t))
+	f.pass(t, names[2])
+	if marked := f.marked(t); len(marked) != 0 || f.rc.callCount() != 0 {
+		t.Errorf("with a Node not Ready: %v marked, %d calls", marked, f.rc.callCount())
+	}
+	requireRollingOut(t, f.kcp, controlplanev1.RollingOutReason, "node of Machine "+names[2])
+
+	single := newInPlaceFixture(t, 1, 0, coversVersion())
+	single.upgrade(t, "v1.32.1+k3s1")
+	single.pass(t)
+	if marked := single.marked(t); len(marked) != 1 {
+		t.Errorf("a single server with maxSurge 0: %v marked, want it updated in place", marked)
+	}
+
+	refused := newInPlaceFixture(t, 1, 0, coversVersion())
+	refused.kcp.Spec.KThreesConfigSpec.ServerConfig.DisableComponents = []string{"servicelb"}
+	refused.upgrade(t, "v1.32.1+k3s1")
+	refused.pass(t)
+	if n := len(refused.servers(t)); n != 1 || len(refused.marked(t)) != 0 {
+		t.Errorf("a single server the extension cannot update: %d servers, want it kept (no removal below quorum)", n)
+	}
+	requireRollingOut(t, refused.kcp, controlplanev1.RollingOutReason, "loses etcd quorum")
+}
+
+// While a server updates in place the control plane takes no other step: a scale-up
+// waits for the update to end.
+func TestInPlaceHoldsOtherSteps(t *testing.T) {
+	f := newInPlaceFixture(t, 3, 0, coversVersion())
+	f.upgrade(t, "v1.32.1+k3s1")
+	f.pass(t)
+	marked := f.marked(t)
+	f.kcp.Spec.Replicas = ptr.To[int32](5)
+	f.pass(t)
+	if n := len(f.servers(t)); n != 3 {
+		t.Errorf("%d servers during the update, want 3: no scale-up", n)
+	}
+	f.finish(t, marked[0])
+	f.pass(t)
+	if n := len(f.servers(t)); n != 4 {
+		t.Errorf("%d servers after the update, want the scale-up to go on", n)
+	}
+}
+
+// The trigger is re-entrant: a pass that stops after any of its writes (a crash, a
+// failed write) is completed by the next pass of a fresh reconciler, which never asks
+// the extension again once the Machine is marked, and never marks a second server.
+func TestInPlaceTriggerIsReentrant(t *testing.T) {
+	for stopAfter := range 4 {
+		t.Run(fmt.Sprintf("stopped after %d writes", stopAfter), func(t *testing.T) {
+			f := newInPlaceFixture(t, 3, 0, coversVersion())
+			f.upgrade(t, "v1.32.1+k3s1")
+			// The pass observes with the real client (its own writes are not part of the
+			// trigger), then triggers through one that fails after stopAfter writes.
+			r := f.reconciler()
+			seen := f.observe(t, r)
+			inner, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+			if err != nil {
+				t.Fatal(err)
+			}
+			writes := 0
+			r.Client = interceptor.NewClient(inner, interceptor.Funcs{
+				Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
+					if writes == stopAfter {
+						return errors.New("the manager stops here")
+					}
+					writes++
+					return c.Patch(ctx, obj, p, opts...)
+				},
+			})
+			if _, err := r.reconcileServers(context.Background(), f.cluster, f.kcp, true, seen); err == nil {
+				t.Fatal("the interrupted pass reported no error")
+			}
+			calls := f.rc.callCount()
+			f.pass(t)
+			marked := f.marked(t)
+			if len(marked) != 1 {
+				t.Fatalf("after the restart %v are marked, want one server", marked)
+			}
+			if wantCalls := calls + map[bool]int{true: 1, false: 0}[stopAfter == 0]; f.rc.callCount() != wantCalls {
+				t.Errorf("%d CanUpdateMachine calls after the restart, want %d", f.rc.callCount()-calls, wantCalls-calls)
+			}
+			// Once done, the server is up to date and the next one is updated, not it again.
+			f.finish(t, marked[0])
+			f.pass(t)
+			if next := f.marked(t); len(next) != 1 || next[0] == marked[0] {
+				t.Errorf("after %s's update, %v are marked; want another server", marked[0], next)
+			}
+		})
+	}
+}
+
+// A pass whose cache still shows a server as it was before its in-place update ended
+// (outdated, unmarked) does not update it again: it waits for the cache.
+func TestInPlaceWaitsForALaggingCache(t *testing.T) {
+	f := newInPlaceFixture(t, 1, 0, coversVersion())
+	f.kcp.Spec.Version = "v1.32.1+k3s1"
+	r := f.reconciler()
+	stale := f.observe(t, r)
+	f.pass(t)
+	marked := f.marked(t)
+	f.finish(t, marked[0])
+	if _, err := r.reconcileServers(context.Background(), f.cluster, f.kcp, true, stale); err != nil {
+		t.Fatal(err)
+	}
+	if again := f.marked(t); len(again) != 0 || f.rc.callCount() != 1 {
+		t.Errorf("a pass on a stale cache marked %v and asked %d times, want nothing and 1", again, f.rc.callCount())
+	}
+}
+
+// A covered KThreesConfig change is written to the server's config in place.
+func TestInPlaceWritesTheConfig(t *testing.T) {
+	rc := coversVersion()
+	rc.answer = func(req *runtimehooksv1.CanUpdateMachineRequest) (*runtimehooksv1.CanUpdateMachineResponse, error) {
+		var desired struct {
+			Spec json.RawMessage `json:"spec"`
+		}
+		if err := json.Unmarshal(req.Desired.BootstrapConfig.Raw, &desired); err != nil {
+			return nil, err
+		}
+		return &runtimehooksv1.CanUpdateMachineResponse{
+			CommonResponse:       runtimehooksv1.CommonResponse{Status: runtimehooksv1.ResponseStatusSuccess},
+			BootstrapConfigPatch: runtimehooksv1.Patch{PatchType: runtimehooksv1.JSONMergePatchType, Patch: []byte(`{"spec":` + string(desired.Spec) + `}`)},
+		}, nil
+	}
+	f := newInPlaceFixture(t, 3, 0, rc)
+	f.kcp.Spec.KThreesConfigSpec.ServerConfig.DisableComponents = []string{"servicelb"}
+	f.pass(t) // marks the servers outdated
+	f.pass(t)
+	marked := f.marked(t)
+	if len(marked) != 1 {
+		t.Fatalf("%v marked, want one server", marked)
+	}
+	config := &bootstrapv1.KThreesConfig{}
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: f.kcp.Namespace, Name: marked[0]}, config); err != nil {
+		t.Fatal(err)
+	}
+	if got := config.Spec.ServerConfig.DisableComponents; len(got) != 1 || got[0] != "servicelb" {
+		t.Errorf("config %s disables %v, want [servicelb]", marked[0], got)
+	}
+}
+
+func genericInfraMachineGVK() schema.GroupVersionKind {
+	return builder.InfrastructureGroupVersion.WithKind(builder.GenericInfrastructureMachineKind)
+}
