@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 	cliflag "k8s.io/component-base/cli/flag"
+	"k8s.io/component-base/featuregate"
 	"sigs.k8s.io/cluster-api/controllers/clustercache"
 	"sigs.k8s.io/cluster-api/core/setup"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -22,7 +23,12 @@ import (
 )
 
 func main() {
-	opts := manager.Options{LeaderElectionID: "kthrees-controlplane-manager-leader-election-capk3s"}
+	opts := manager.Options{LeaderElectionID: "kthrees-controlplane-manager-leader-election-capk3s",
+		FeatureGates: featuregate.NewFeatureGate()}
+	if err := controlplane.AddFeatureGates(opts.FeatureGates); err != nil {
+		fmt.Fprintf(os.Stderr, "registering feature gates: %v\n", err)
+		os.Exit(2)
+	}
 
 	fs := pflag.CommandLine
 	// Accept both --foo-bar and --foo_bar, like the CAPI managers.

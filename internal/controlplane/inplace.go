@@ -20,6 +20,11 @@ import (
 // servers are updated in place, and what the rest of the reconciler does meanwhile.
 // inplace_canupdate.go asks the extensions, inplace_trigger.go marks a server.
 
+// The Runtime SDK client finds the update extensions in ExtensionConfigs (read only:
+// CAPI core's controller discovers them) and honours their namespace selectors.
+// +kubebuilder:rbac:groups=runtime.cluster.x-k8s.io,resources=extensionconfigs,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+
 // InPlaceUpdatesGate is the control-plane manager's feature gate for in-place updates,
 // named as CAPI core's gate for the same protocol.
 const InPlaceUpdatesGate featuregate.Feature = "InPlaceUpdates"

@@ -22,7 +22,7 @@ func unitRequest(t *testing.T, configChange bool, infraTemplate string) *runtime
 	current.Name = "a"
 	desired := current.DeepCopy()
 	desired.Spec.Version = "v1.32.1+k3s1"
-	desired.Spec.ProviderID = ""   // never compared: the provider's, not the control plane's
+	desired.Spec.ProviderID = ""                        // never compared: the provider's, not the control plane's
 	desired.Spec.Deletion.NodeDrainTimeoutSeconds = nil // changed without an update
 	config := &bootstrapv1.KThreesConfig{Spec: bootstrapv1.KThreesConfigSpec{ServerConfig: bootstrapv1.KThreesServerConfig{DisableComponents: []string{"traefik"}}}}
 	wantConfig := config.DeepCopy()

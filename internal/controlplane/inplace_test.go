@@ -35,7 +35,7 @@ type testRuntimeClient struct {
 	handlers []string
 	// answer answers a CanUpdateMachine request; an error is the call failing.
 	answer func(*runtimehooksv1.CanUpdateMachineRequest) (*runtimehooksv1.CanUpdateMachineResponse, error)
-	calls    int
+	calls  int
 }
 
 var _ runtimeclient.Client = &testRuntimeClient{}
