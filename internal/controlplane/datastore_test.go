@@ -70,7 +70,7 @@ func TestNextStepOnDatastore(t *testing.T) {
 				names = append(names, m.Name)
 			}
 			seen := observed{machines: collections.FromMachines(tc.machines...), nodes: readyNodes(names...)}
-			got, blocked := nextStep(tc.kcp, seen, seen.outdated(tc.kcp, t0), true, false)
+			got, blocked := nextStep(tc.kcp, seen, seen.outdated(tc.kcp, t0), true)
 			if got != tc.want || !strings.Contains(blocked, tc.wantBlocked) || (tc.wantBlocked == "") != (blocked == "") {
 				t.Errorf("nextStep = %v, %q; want %v, %q", got, blocked, tc.want, tc.wantBlocked)
 			}

@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	runtimehooksv1 "sigs.k8s.io/cluster-api/api/runtime/hooks/v1alpha1"
-	"sigs.k8s.io/cluster-api/util/collections"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 )
@@ -127,32 +126,5 @@ func TestInPlaceMachineSpec(t *testing.T) {
 	}
 	if d := specDiff(machineSpecForDiff(got), machineSpecForDiff(req.Desired.Machine.Spec)); len(d) != 0 {
 		t.Errorf("written spec differs from the desired one in %v", d)
-	}
-}
-
-// With in-place updates, a maxSurge-0 rollout that may not remove a server (too few
-// for etcd's quorum) may still update one in place, behind the same preflight.
-func TestNextStepInPlace(t *testing.T) {
-	zero := 0
-	old := decisionMachine("a", 0, withVersion("v1.30.8+k3s1"))
-	for _, tc := range []struct {
-		name    string
-		inPlace bool
-		ready   []string
-		want    scaleStep
-		blocked string
-	}{
-		{"without in-place updates it waits", false, []string{"a"}, stepNone, "loses etcd quorum"},
-		{"with them it may update in place", true, []string{"a"}, stepInPlaceOnly, "loses etcd quorum"},
-		{"the preflight still holds it", true, nil, stepNone, "node of Machine a"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			seen := observed{machines: collections.FromMachines(old), nodes: readyNodes(tc.ready...)}
-			kcp := decisionKCP(1, &zero)
-			got, blocked := nextStep(kcp, seen, seen.outdated(kcp, t0), true, tc.inPlace)
-			if got != tc.want || !strings.Contains(blocked, tc.blocked) {
-				t.Errorf("nextStep = %v, %q; want %v, %q", got, blocked, tc.want, tc.blocked)
-			}
-		})
 	}
 }

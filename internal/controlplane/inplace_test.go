@@ -148,9 +148,9 @@ func (f *inPlaceFixture) observe(t *testing.T, r *Reconciler, notReady ...string
 	return seen
 }
 
-// pass runs one pass of a fresh reconciler over the servers and returns what it saw,
-// with the control plane's status computed from it.
-func (f *inPlaceFixture) pass(t *testing.T, notReady ...string) *observed {
+// pass runs one pass of a fresh reconciler over the servers and computes the control
+// plane's status from what it saw.
+func (f *inPlaceFixture) pass(t *testing.T, notReady ...string) {
 	t.Helper()
 	r := f.reconciler()
 	seen := f.observe(t, r, notReady...)
@@ -158,14 +158,16 @@ func (f *inPlaceFixture) pass(t *testing.T, notReady ...string) *observed {
 		t.Fatal(err)
 	}
 	setStatus(f.cluster, f.kcp, *seen)
-	return seen
 }
 
-// upgrade asks for another version and runs the pass that sees it: it marks the
-// servers outdated (their UpToDate conditions), and waits for the cache to show that.
-func (f *inPlaceFixture) upgrade(t *testing.T, version string) {
+// upgradeVersion is the version every upgrade in these tests asks for.
+const upgradeVersion = "v1.32.1+k3s1"
+
+// upgrade asks for upgradeVersion and runs the pass that sees it: it marks the servers
+// outdated (their UpToDate conditions), and waits for the cache to show that.
+func (f *inPlaceFixture) upgrade(t *testing.T) {
 	t.Helper()
-	f.kcp.Spec.Version = version
+	f.kcp.Spec.Version = upgradeVersion
 	f.pass(t)
 	if marked := f.marked(t); len(marked) != 0 {
 		t.Fatalf("%v marked on the pass that wrote their UpToDate conditions", marked)
@@ -249,7 +251,7 @@ func TestInPlaceUpgradeOneServerAtATime(t *testing.T) {
 	f := newInPlaceFixture(t, 3, 0, coversVersion())
 	names := keysOf(f.servers(t))
 	f.pass(t) // at rest: nothing to do
-	f.upgrade(t, "v1.32.1+k3s1")
+	f.upgrade(t)
 	for i := range 3 {
 		f.pass(t)
 		marked := f.marked(t)
@@ -379,41 +381,42 @@ func TestInPlaceFallsBackToReplacement(t *testing.T) {
 }
 
 // Preflight holds an in-place update as it holds a replacement: with a server's Node
-// not Ready nothing is marked. A single server with maxSurge 0, which may not be
-// removed before its replacement exists, may be updated in place: its etcd member
-// stays.
+// not Ready nothing is marked and the extension is not asked.
 func TestInPlaceBehindPreflight(t *testing.T) {
 	f := newInPlaceFixture(t, 3, 0, coversVersion())
-	f.kcp.Spec.Version = "v1.32.1+k3s1"
+	f.kcp.Spec.Version = upgradeVersion
 	names := keysOf(f.servers(t))
-	f.pass(t, names[2])
+	for range 2 {
+		f.pass(t, names[2])
+	}
 	if marked := f.marked(t); len(marked) != 0 || f.rc.callCount() != 0 {
 		t.Errorf("with a Node not Ready: %v marked, %d calls", marked, f.rc.callCount())
 	}
 	requireRollingOut(t, f.kcp, controlplanev1.RollingOutReason, "node of Machine "+names[2])
+}
 
-	single := newInPlaceFixture(t, 1, 0, coversVersion())
-	single.upgrade(t, "v1.32.1+k3s1")
-	single.pass(t)
-	if marked := single.marked(t); len(marked) != 1 {
-		t.Errorf("a single server with maxSurge 0: %v marked, want it updated in place", marked)
+// An outdated server is not updated in place when enough servers are up to date
+// already: a single server with maxSurge 1 gets its new server first, and the old one,
+// then surplus, is removed without asking the extension.
+func TestInPlaceSkippedWithEnoughUpToDateServers(t *testing.T) {
+	f := newInPlaceFixture(t, 1, 1, coversVersion())
+	old := keysOf(f.servers(t))[0]
+	f.upgrade(t)
+	if n := len(f.servers(t)); n != 2 {
+		t.Fatalf("%d servers, want the new one created first", n)
 	}
-
-	refused := newInPlaceFixture(t, 1, 0, coversVersion())
-	refused.kcp.Spec.KThreesConfigSpec.ServerConfig.DisableComponents = []string{"servicelb"}
-	refused.upgrade(t, "v1.32.1+k3s1")
-	refused.pass(t)
-	if n := len(refused.servers(t)); n != 1 || len(refused.marked(t)) != 0 {
-		t.Errorf("a single server the extension cannot update: %d servers, want it kept (no removal below quorum)", n)
+	f.pass(t)
+	servers := f.servers(t)
+	if _, kept := servers[old]; kept || len(servers) != 1 || f.rc.callCount() != 0 {
+		t.Errorf("servers %v, %d CanUpdateMachine calls; want %s removed, unasked", keysOf(servers), f.rc.callCount(), old)
 	}
-	requireRollingOut(t, refused.kcp, controlplanev1.RollingOutReason, "loses etcd quorum")
 }
 
 // While a server updates in place the control plane takes no other step: a scale-up
 // waits for the update to end.
 func TestInPlaceHoldsOtherSteps(t *testing.T) {
 	f := newInPlaceFixture(t, 3, 0, coversVersion())
-	f.upgrade(t, "v1.32.1+k3s1")
+	f.upgrade(t)
 	f.pass(t)
 	marked := f.marked(t)
 	f.kcp.Spec.Replicas = ptr.To[int32](5)
@@ -435,7 +438,7 @@ func TestInPlaceTriggerIsReentrant(t *testing.T) {
 	for stopAfter := range 4 {
 		t.Run(fmt.Sprintf("stopped after %d writes", stopAfter), func(t *testing.T) {
 			f := newInPlaceFixture(t, 3, 0, coversVersion())
-			f.upgrade(t, "v1.32.1+k3s1")
+			f.upgrade(t)
 			// The pass observes with the real client (its own writes are not part of the
 			// trigger), then triggers through one that fails after stopAfter writes.
 			r := f.reconciler()
@@ -476,21 +479,48 @@ func TestInPlaceTriggerIsReentrant(t *testing.T) {
 	}
 }
 
-// A pass whose cache still shows a server as it was before its in-place update ended
-// (outdated, unmarked) does not update it again: it waits for the cache.
+// A pass whose cache lags behind the trigger's writes starts no second update: not on
+// another server while the first one's mark is not in its view, and not on the same
+// server again once its update has ended.
 func TestInPlaceWaitsForALaggingCache(t *testing.T) {
-	f := newInPlaceFixture(t, 1, 0, coversVersion())
-	f.kcp.Spec.Version = "v1.32.1+k3s1"
+	f := newInPlaceFixture(t, 3, 0, coversVersion())
+	f.kcp.Spec.Version = upgradeVersion
 	r := f.reconciler()
-	stale := f.observe(t, r)
+	f.observe(t, r) // writes the servers' UpToDate conditions
+	// Two views of the servers before any update, for passes of a lagging cache.
+	stale1, stale2 := f.observe(t, r), f.observe(t, r)
 	f.pass(t)
 	marked := f.marked(t)
-	f.finish(t, marked[0])
-	if _, err := r.reconcileServers(context.Background(), f.cluster, f.kcp, true, stale); err != nil {
+	if len(marked) != 1 {
+		t.Fatalf("%v marked, want one server", marked)
+	}
+	if _, err := r.reconcileServers(context.Background(), f.cluster, f.kcp, true, stale1); err != nil {
 		t.Fatal(err)
 	}
-	if again := f.marked(t); len(again) != 0 || f.rc.callCount() != 1 {
-		t.Errorf("a pass on a stale cache marked %v and asked %d times, want nothing and 1", again, f.rc.callCount())
+	if again := f.marked(t); len(again) != 1 || f.rc.callCount() != 1 {
+		t.Errorf("a pass on a cache without %s's mark marked %v and asked %d times, want nothing more", marked[0], again, f.rc.callCount())
+	}
+	// Nor would any other server be started while the API server has one marked, even
+	// one whose own objects the cache shows as they are.
+	for name, m := range stale1.machines {
+		if name == marked[0] {
+			continue
+		}
+		if behind, err := r.cacheBehind(context.Background(), m, stale1.objects[name]); err != nil || !behind {
+			t.Errorf("cacheBehind(%s) = %v, %v while %s is marked; want true", name, behind, err, marked[0])
+		}
+	}
+	f.finish(t, marked[0])
+	if _, err := r.reconcileServers(context.Background(), f.cluster, f.kcp, true, stale2); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range f.marked(t) {
+		if name == marked[0] {
+			t.Errorf("a pass on a cache from before %s's update updated it again", name)
+		}
+	}
+	if f.rc.callCount() != 1 {
+		t.Errorf("the extension was asked %d times, want once: the stale pass waits before asking", f.rc.callCount())
 	}
 }
 

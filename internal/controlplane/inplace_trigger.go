@@ -65,15 +65,28 @@ func (r *Reconciler) tryInPlaceUpdate(ctx context.Context, cluster *clusterv1.Cl
 	return true, "", r.triggerInPlaceUpdate(ctx, victim, want, objs)
 }
 
-// cacheBehind says the cache does not show the server as the API server has it now:
-// its Machine, KThreesConfig or infrastructure machine has changed since. A server
-// whose in-place update has just ended would look outdated and unmarked in a cache
-// that lags behind, and be updated a second time; the pass waits for the cache
-// instead (the object's watch event brings the next one). The Machine's own
-// UpToDate condition, written earlier in the pass, is such a change: the first pass
-// after a spec change only marks servers outdated.
+// cacheBehind says the cache does not show the servers as the API server has them
+// now, in one of two ways that could make a lagging cache start a second update:
+// another server is being updated in place (a mark the cache has not shown yet), or
+// this server's Machine, KThreesConfig or infrastructure machine has changed since it
+// was read (a server whose update has just ended would look outdated and unmarked,
+// and be updated again). The pass then waits for the cache (the objects' watch events
+// bring the next one). The Machine's own UpToDate condition, written earlier in the
+// pass, is such a change: the first pass after a spec change only marks servers
+// outdated. These reads go past the cache, and happen only when a server is about to
+// be updated in place.
 func (r *Reconciler) cacheBehind(ctx context.Context, m *clusterv1.Machine, objs serverObjects) (bool, error) {
 	reader := r.liveReader()
+	servers := &clusterv1.MachineList{}
+	if err := reader.List(ctx, servers, client.InNamespace(m.Namespace),
+		client.MatchingLabels{clusterv1.ClusterNameLabel: m.Spec.ClusterName}, client.HasLabels{clusterv1.MachineControlPlaneLabel}); err != nil {
+		return false, fmt.Errorf("listing control plane Machines: %w", err)
+	}
+	for i := range servers.Items {
+		if s := &servers.Items[i]; s.DeletionTimestamp.IsZero() && updatingInPlace(s) {
+			return true, nil
+		}
+	}
 	cached := []client.Object{m}
 	live := []client.Object{&clusterv1.Machine{}}
 	if objs.config != nil {

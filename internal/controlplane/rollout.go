@@ -21,24 +21,17 @@ import (
 func (r *Reconciler) reconcileReplicas(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, tokenAvailable bool, seen *observed) error {
 	outdated := seen.outdated(kcp, time.Now())
 	var step scaleStep
-	step, seen.blocked = nextStep(kcp, *seen, outdated, tokenAvailable, r.inPlaceAllowed(kcp))
+	step, seen.blocked = nextStep(kcp, *seen, outdated, tokenAvailable)
 	switch step {
 	case stepScaleUp:
 		return r.scaleUp(ctx, cluster, kcp, seen.machines, outdated)
-	case stepScaleDown, stepInPlaceOnly:
+	case stepScaleDown:
 		victim := selectMachineForScaleDown(ctx, cluster, seen.machines, outdated)
 		done, why, err := r.tryInPlaceUpdate(ctx, cluster, kcp, seen, victim, outdated)
 		if err != nil || done {
-			if done {
-				seen.blocked = ""
-			}
 			return err
 		}
 		seen.notInPlace = why
-		if step == stepInPlaceOnly {
-			// seen.blocked already says why removing the server is not safe.
-			return nil
-		}
 		seen.blocked, err = r.removeServer(ctx, victim, seen.machines)
 		return err
 	}
@@ -52,17 +45,11 @@ const (
 	stepNone scaleStep = iota
 	stepScaleUp
 	stepScaleDown
-	// stepInPlaceOnly: a rollout step that may update the outdated server in place
-	// but not remove it (the reason is the blocked message).
-	stepInPlaceOnly
 )
 
 // nextStep decides the pass's operation from what it observed, and why it waits when
 // one is needed but not allowed yet. It is pure, so the decision table is tested alone.
-// inPlace says outdated servers may be updated in place: a rollout with maxSurge 0
-// that could not safely remove a server may still update one in place, which keeps
-// every etcd member (stepInPlaceOnly), behind the same preflight checks.
-func nextStep(kcp *controlplanev1.KThreesControlPlane, seen observed, outdated collections.Machines, tokenAvailable, inPlace bool) (scaleStep, string) {
+func nextStep(kcp *controlplanev1.KThreesControlPlane, seen observed, outdated collections.Machines, tokenAvailable bool) (scaleStep, string) {
 	want, have := desiredReplicas(kcp), int32(seen.machines.Len())
 	rollout := want == have && outdated.Len() > 0
 	if want == have && !rollout {
@@ -76,15 +63,11 @@ func nextStep(kcp *controlplanev1.KThreesControlPlane, seen observed, outdated c
 		// The first server initializes the cluster; nothing to check before it.
 		return stepScaleUp, ""
 	}
-	unsafeRemoval := ""
-	switch {
-	case rollout && !grow && !externalDatastore(kcp) && want < 3:
-		unsafeRemoval = "maxSurge 0 removes a server before creating its replacement; with fewer than 3 servers that loses etcd quorum"
-	case rollout && !grow && want < 2:
-		unsafeRemoval = "maxSurge 0 removes a server before creating its replacement; with a single server that leaves the cluster without an API server"
+	if rollout && !grow && !externalDatastore(kcp) && want < 3 {
+		return stepNone, "maxSurge 0 removes a server before creating its replacement; with fewer than 3 servers that loses etcd quorum"
 	}
-	if unsafeRemoval != "" && !inPlace {
-		return stepNone, unsafeRemoval
+	if rollout && !grow && want < 2 {
+		return stepNone, "maxSurge 0 removes a server before creating its replacement; with a single server that leaves the cluster without an API server"
 	}
 	blocked := preflight(seen.machines, seen.nodes, isTrue(kcp.Status.Initialization.ControlPlaneInitialized))
 	if _, _, remediating := remediationFor(kcp); remediating && grow {
@@ -97,9 +80,6 @@ func nextStep(kcp *controlplanev1.KThreesControlPlane, seen observed, outdated c
 	}
 	if grow {
 		return stepScaleUp, ""
-	}
-	if unsafeRemoval != "" {
-		return stepInPlaceOnly, unsafeRemoval
 	}
 	return stepScaleDown, ""
 }

@@ -318,7 +318,7 @@ func TestNextStep(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			seen := observed{machines: collections.FromMachines(tc.machines...), nodes: readyNodes(tc.ready...)}
-			got, blocked := nextStep(tc.kcp, seen, seen.outdated(tc.kcp, t0), tc.token, false)
+			got, blocked := nextStep(tc.kcp, seen, seen.outdated(tc.kcp, t0), tc.token)
 			if got != tc.want || !strings.Contains(blocked, tc.wantBlocked) || (tc.wantBlocked == "") != (blocked == "") {
 				t.Errorf("nextStep = %v, %q; want %v, %q", got, blocked, tc.want, tc.wantBlocked)
 			}

@@ -114,7 +114,7 @@ func TestNoStepWhileTheWorkloadClusterIsUnreachable(t *testing.T) {
 		{"rollout", 3, collections.FromMachines(machines["a"])},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			step, why := nextStep(decisionKCP(tc.replicas, nil), observed{machines: machines}, tc.outdated, true, false)
+			step, why := nextStep(decisionKCP(tc.replicas, nil), observed{machines: machines}, tc.outdated, true)
 			if step != stepNone || why != blockedUnreachable {
 				t.Errorf("nextStep = %v, %q; want no step, %q", step, why, blockedUnreachable)
 			}
