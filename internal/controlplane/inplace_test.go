@@ -32,6 +32,7 @@ import (
 // answer the test chooses; it counts the calls.
 type testRuntimeClient struct {
 	mu       sync.Mutex
+	notReady bool
 	handlers []string
 	// answer answers a CanUpdateMachine request; an error is the call failing.
 	answer func(*runtimehooksv1.CanUpdateMachineRequest) (*runtimehooksv1.CanUpdateMachineResponse, error)
@@ -41,7 +42,7 @@ type testRuntimeClient struct {
 var _ runtimeclient.Client = &testRuntimeClient{}
 
 func (c *testRuntimeClient) WarmUp(*runtimev1.ExtensionConfigList) error { return nil }
-func (c *testRuntimeClient) IsReady() bool                               { return true }
+func (c *testRuntimeClient) IsReady() bool                               { return !c.notReady }
 func (c *testRuntimeClient) Discover(context.Context, *runtimev1.ExtensionConfig) (*runtimev1.ExtensionConfig, error) {
 	return nil, errors.New("not served by the test client")
 }
@@ -558,4 +559,20 @@ func TestInPlaceWritesTheConfig(t *testing.T) {
 
 func genericInfraMachineGVK() schema.GroupVersionKind {
 	return builder.InfrastructureGroupVersion.WithKind(builder.GenericInfrastructureMachineKind)
+}
+
+// Until the Runtime SDK client has loaded the ExtensionConfigs (right after a start),
+// the rollout waits rather than replace a server an extension might update.
+func TestInPlaceWaitsForTheRuntimeClient(t *testing.T) {
+	rc := coversVersion()
+	rc.notReady = true
+	f := newInPlaceFixture(t, 3, 0, rc)
+	f.kcp.Spec.Version = upgradeVersion
+	r := f.reconciler()
+	if _, err := r.reconcileServers(context.Background(), f.cluster, f.kcp, true, f.observe(t, r)); err == nil {
+		t.Error("no error while the Runtime SDK client is not ready")
+	}
+	if n := len(f.servers(t)); n != 3 || rc.callCount() != 0 {
+		t.Errorf("%d servers, %d calls while the client is not ready; want 3 and none", n, rc.callCount())
+	}
 }

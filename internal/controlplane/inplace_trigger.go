@@ -2,6 +2,7 @@ package controlplane
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 
@@ -41,6 +42,11 @@ func (r *Reconciler) tryInPlaceUpdate(ctx context.Context, cluster *clusterv1.Cl
 	if int32(upToDate.Len()) >= desiredReplicas(kcp) {
 		// Enough servers are up to date: the outdated one is surplus, and goes.
 		return false, "", nil
+	}
+	if !r.RuntimeClient.IsReady() {
+		// Right after the manager starts, until the ExtensionConfigs are loaded: asking
+		// now would find no extension and replace a server that could be updated.
+		return true, "", errors.New("the Runtime SDK client has not loaded the ExtensionConfigs yet; the rollout waits for it")
 	}
 	objs := seen.objects[victim.Name]
 	if behind, err := r.cacheBehind(ctx, victim, objs); err != nil || behind {
