@@ -49,13 +49,17 @@ func (r *Reconciler) tryInPlaceUpdate(ctx context.Context, cluster *clusterv1.Cl
 		return true, "", errors.New("the Runtime SDK client has not loaded the ExtensionConfigs yet; the rollout waits for it")
 	}
 	objs := seen.objects[victim.Name]
+	if objs.config == nil || objs.infra == nil {
+		// Adopted from other software (another bootstrap provider) or half gone.
+		return false, "server " + victim.Name + " has no KThreesConfig or infrastructure machine to update in place", nil
+	}
 	if behind, err := r.cacheBehind(ctx, victim, objs); err != nil || behind {
 		return behind, "", err
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues("Machine", victim.Name)
 	want, err := r.desiredServerObjects(ctx, cluster, kcp, victim, objs)
 	if err != nil {
-		return false, "server " + victim.Name + " cannot be updated in place: " + err.Error(), nil
+		return true, "", err
 	}
 	why, err := r.canUpdateInPlace(ctx, victim, objs, want)
 	if err != nil {
