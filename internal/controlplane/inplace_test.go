@@ -155,8 +155,8 @@ func TestInPlaceFallsBackToReplacement(t *testing.T) {
 	}
 }
 
-// Preflight holds an in-place update as it holds a replacement: with a server's Node
-// not Ready nothing is marked and the extension is not asked.
+// Preflight and the quorum rules hold an in-place update as they hold a replacement:
+// with a server's Node not Ready nothing is marked and the extension is not asked.
 func TestInPlaceBehindPreflight(t *testing.T) {
 	f := newInPlaceFixture(t, 3, 0, coversVersion())
 	f.kcp.Spec.Version = upgradeVersion
@@ -168,6 +168,18 @@ func TestInPlaceBehindPreflight(t *testing.T) {
 		t.Errorf("with a Node not Ready: %v marked, %d calls", marked, f.rc.callCount())
 	}
 	requireRollingOut(t, f.kcp, controlplanev1.RollingOutReason, "node of Machine "+names[2])
+
+	// The quorum rule of a maxSurge-0 rollout holds too (the webhook refuses such a
+	// spec; one stored before it still meets the controller's rule).
+	single := newInPlaceFixture(t, 1, 0, coversVersion())
+	single.kcp.Spec.Version = upgradeVersion
+	for range 2 {
+		single.pass(t)
+	}
+	if marked := single.marked(t); len(marked) != 0 || single.rc.callCount() != 0 || len(single.servers(t)) != 1 {
+		t.Errorf("a single server with maxSurge 0: %v marked, %d calls", marked, single.rc.callCount())
+	}
+	requireRollingOut(t, single.kcp, controlplanev1.RollingOutReason, "loses etcd quorum")
 }
 
 // An outdated server is not updated in place when enough servers are up to date
