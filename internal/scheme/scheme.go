@@ -6,6 +6,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	runtimev1 "sigs.k8s.io/cluster-api/api/runtime/v1beta2"
 
 	bootstrapv1beta1 "github.com/capk3s/capk3s/api/bootstrap/v1beta1"
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
@@ -36,6 +37,9 @@ func build(own ...func(*runtime.Scheme) error) *runtime.Scheme {
 		clientgoscheme.AddToScheme,
 		apiextensionsv1.AddToScheme,
 		clusterv1.AddToScheme,
+		// ExtensionConfigs, which the Runtime SDK client and CAPI's ExtensionConfig
+		// reconciler read to find the registered extensions.
+		runtimev1.AddToScheme,
 	}
 	for _, add := range append(common, own...) {
 		utilruntime.Must(add(s))

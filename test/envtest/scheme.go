@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	runtimev1 "sigs.k8s.io/cluster-api/api/runtime/v1beta2"
 
 	bootstrapv1beta1 "github.com/capk3s/capk3s/api/bootstrap/v1beta1"
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
@@ -22,6 +23,7 @@ func NewScheme() *runtime.Scheme {
 		clientgoscheme.AddToScheme,
 		apiextensionsv1.AddToScheme,
 		clusterv1.AddToScheme,
+		runtimev1.AddToScheme,
 		bootstrapv1.AddToScheme,
 		bootstrapv1beta1.AddToScheme,
 		controlplanev1.AddToScheme,

@@ -38,3 +38,11 @@ func (e *Environment) WebhookServer() webhook.Server {
 		CertDir: o.LocalServingCertDir,
 	})
 }
+
+// ServingCert is envtest's webhook serving certificate: the directory holding tls.crt
+// and tls.key, the CA that signed it and the host it is valid for. A test's other
+// HTTPS servers (a Runtime SDK extension, say) serve with it on ports of their own.
+func (e *Environment) ServingCert() (certDir string, caBundle []byte, host string) {
+	o := e.env.WebhookInstallOptions
+	return o.LocalServingCertDir, o.LocalServingCAData, o.LocalServingHost
+}

@@ -7,6 +7,7 @@ import (
 
 	"sigs.k8s.io/cluster-api/controllers/clustercache"
 	clustercontroller "sigs.k8s.io/cluster-api/core/reconcilers/cluster"
+	extensionconfigcontroller "sigs.k8s.io/cluster-api/core/reconcilers/extensionconfig"
 	machinecontroller "sigs.k8s.io/cluster-api/core/reconcilers/machine"
 	machinedeploymentcontroller "sigs.k8s.io/cluster-api/core/reconcilers/machinedeployment"
 	machinehealthcheckcontroller "sigs.k8s.io/cluster-api/core/reconcilers/machinehealthcheck"
@@ -45,7 +46,15 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	// CAPI's Machine controller keeps a Machine's spec.taints on its Node only with
 	// this alpha gate on (CAPI's --feature-gates flag, clusterctl's
 	// EXP_MACHINE_TAINT_PROPAGATION); the stack runs CAPI as the docs ask users to.
-	if err := feature.MutableGates.SetFromMap(map[string]bool{string(feature.MachineTaintPropagation): true}); err != nil {
+	// The Runtime SDK and in-place updates (CAPI's --feature-gates RuntimeSDK and
+	// InPlaceUpdates, clusterctl's EXP_RUNTIME_SDK and EXP_IN_PLACE_UPDATES) are on
+	// too: without a registered extension they change nothing, and with one CAPI's
+	// Machine and MachineDeployment controllers drive in-place updates.
+	if err := feature.MutableGates.SetFromMap(map[string]bool{
+		string(feature.MachineTaintPropagation): true,
+		string(feature.RuntimeSDK):              true,
+		string(feature.InPlaceUpdates):          true,
+	}); err != nil {
 		return fmt.Errorf("feature gates: %w", err)
 	}
 	if err := index.AddDefaultIndexes(ctx, mgr); err != nil {
@@ -66,24 +75,34 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		s.SetConnectionCreationRetryInterval(2 * time.Second)
 	}
 	c, r := mgr.GetClient(), mgr.GetAPIReader()
+	hooks, err := runtimeHooksClient(c)
+	if err != nil {
+		return err
+	}
 	// A list, not a map: controllers register in a fixed order, run after run.
 	for _, step := range []struct {
 		name  string
 		setup func() error
 	}{
+		{"CAPI ExtensionConfig", func() error {
+			// As CAPI core runs it: it discovers extensions and writes their handlers
+			// into the ExtensionConfigs' status, which every Runtime SDK client reads.
+			return (&extensionconfigcontroller.Reconciler{Client: c, APIReader: r, RuntimeClient: hooks, PartialSecretCache: mgr.GetCache()}).
+				SetupWithManager(ctx, mgr, copts)
+		}},
 		{"CAPI Cluster", func() error {
 			return (&clustercontroller.Reconciler{Client: c, APIReader: r, ClusterCache: cc, RemoteConnectionGracePeriod: 50 * time.Second}).
 				SetupWithManager(ctx, mgr, copts)
 		}},
 		{"CAPI Machine", func() error {
-			return (&machinecontroller.Reconciler{Client: c, APIReader: r, ClusterCache: cc, RemoteConditionsGracePeriod: 5 * time.Minute}).
+			return (&machinecontroller.Reconciler{Client: c, APIReader: r, ClusterCache: cc, RuntimeClient: hooks, RemoteConditionsGracePeriod: 5 * time.Minute}).
 				SetupWithManager(ctx, mgr, copts)
 		}},
 		{"CAPI MachineSet", func() error {
 			return (&machinesetcontroller.Reconciler{Client: c, APIReader: r, ClusterCache: cc}).SetupWithManager(ctx, mgr, copts)
 		}},
 		{"CAPI MachineDeployment", func() error {
-			return (&machinedeploymentcontroller.Reconciler{Client: c, APIReader: r}).SetupWithManager(ctx, mgr, copts)
+			return (&machinedeploymentcontroller.Reconciler{Client: c, APIReader: r, RuntimeClient: hooks}).SetupWithManager(ctx, mgr, copts)
 		}},
 		{"CAPI MachinePool", func() error {
 			// CAPI's MachinePool feature gate is on by default; its indexes came with
