@@ -62,7 +62,12 @@ func setupReconcilers(opts manager.Options) manager.SetupFunc {
 		if err != nil {
 			return fmt.Errorf("setting up the workload cluster cache: %w", err)
 		}
-		r := &controlplane.Reconciler{Client: mgr.GetClient(), ClusterCache: clusterCache, WatchFilterValue: opts.WatchFilterValue, WatchNamespace: opts.WatchNamespace}
+		runtimeClient, err := inPlaceRuntimeClient(ctx, mgr, opts)
+		if err != nil {
+			return err
+		}
+		r := &controlplane.Reconciler{Client: mgr.GetClient(), ClusterCache: clusterCache, WatchFilterValue: opts.WatchFilterValue, WatchNamespace: opts.WatchNamespace,
+			RuntimeClient: runtimeClient}
 		if err := r.SetupWithManager(ctx, mgr, controller.Options{}); err != nil {
 			return fmt.Errorf("setting up the KThreesControlPlane controller: %w", err)
 		}
