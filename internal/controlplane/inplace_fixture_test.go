@@ -97,6 +97,8 @@ type inPlaceFixture struct {
 	cluster *clusterv1.Cluster
 	kcp     *controlplanev1.KThreesControlPlane
 	rc      *testRuntimeClient
+	// runtime, when set, is the Runtime SDK client the passes use instead of rc.
+	runtime runtimeclient.Client
 }
 
 func newInPlaceFixture(t *testing.T, replicas int32, maxSurge int, rc *testRuntimeClient) *inPlaceFixture {
@@ -120,7 +122,10 @@ func newInPlaceFixture(t *testing.T, replicas int32, maxSurge int, rc *testRunti
 // reconciler is a fresh reconciler, as after a restart of the manager.
 func (f *inPlaceFixture) reconciler() *Reconciler {
 	r := &Reconciler{Client: env.Client}
-	if f.rc != nil {
+	switch {
+	case f.runtime != nil:
+		r.RuntimeClient = f.runtime
+	case f.rc != nil:
 		r.RuntimeClient = f.rc
 	}
 	return r
