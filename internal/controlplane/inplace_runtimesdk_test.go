@@ -105,7 +105,9 @@ func serveExtension(t *testing.T, catalog *runtimecatalog.Catalog, handlers ...s
 	go func() { done <- srv.Start(ctx) }()
 	t.Cleanup(func() {
 		cancel()
-		<-done
+		if err := <-done; err != nil {
+			t.Logf("extension server: %v", err)
+		}
 	})
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	if err := envtest.Eventually(ctx, 10*time.Second, func(context.Context) (bool, error) {
