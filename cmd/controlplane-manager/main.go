@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 	cliflag "k8s.io/component-base/cli/flag"
+	"k8s.io/component-base/featuregate"
 	"sigs.k8s.io/cluster-api/controllers/clustercache"
 	"sigs.k8s.io/cluster-api/core/setup"
 	"sigs.k8s.io/cluster-api/util/flags"
@@ -24,7 +25,12 @@ import (
 )
 
 func main() {
-	opts := manager.Options{LeaderElectionID: "kthrees-controlplane-manager-leader-election-capk3s"}
+	opts := manager.Options{LeaderElectionID: "kthrees-controlplane-manager-leader-election-capk3s",
+		FeatureGates: featuregate.NewFeatureGate()}
+	if err := controlplane.AddFeatureGates(opts.FeatureGates); err != nil {
+		fmt.Fprintf(os.Stderr, "registering feature gates: %v\n", err)
+		os.Exit(2)
+	}
 
 	fs := pflag.CommandLine
 	// Accept both --foo-bar and --foo_bar, like the CAPI managers.
@@ -60,7 +66,12 @@ func setupReconcilers(opts manager.Options, extension inplace.Flags) manager.Set
 		if err != nil {
 			return fmt.Errorf("setting up the workload cluster cache: %w", err)
 		}
-		r := &controlplane.Reconciler{Client: mgr.GetClient(), ClusterCache: clusterCache, WatchFilterValue: opts.WatchFilterValue, WatchNamespace: opts.WatchNamespace}
+		runtimeClient, err := inPlaceRuntimeClient(ctx, mgr, opts)
+		if err != nil {
+			return err
+		}
+		r := &controlplane.Reconciler{Client: mgr.GetClient(), ClusterCache: clusterCache, WatchFilterValue: opts.WatchFilterValue, WatchNamespace: opts.WatchNamespace,
+			RuntimeClient: runtimeClient}
 		if err := r.SetupWithManager(ctx, mgr, controller.Options{}); err != nil {
 			return fmt.Errorf("setting up the KThreesControlPlane controller: %w", err)
 		}

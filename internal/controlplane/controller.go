@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/controllers/clustercache"
+	runtimeclient "sigs.k8s.io/cluster-api/exp/runtime/client"
 	"sigs.k8s.io/cluster-api/util"
 	"sigs.k8s.io/cluster-api/util/paused"
 	"sigs.k8s.io/cluster-api/util/predicates"
@@ -57,6 +58,10 @@ type Reconciler struct {
 	// WatchFilterValue, when set, limits reconciling to objects labelled
 	// cluster.x-k8s.io/watch-filter=<value>.
 	WatchFilterValue string
+	// RuntimeClient calls CAPI Runtime Extensions: the update extensions asked whether a
+	// server can be updated in place (inplace.go). The manager sets it only with the
+	// InPlaceUpdates feature gate; nil means servers are always replaced.
+	RuntimeClient runtimeclient.Client
 
 	controller controller.Controller
 	// writes skips passes that start from an object this controller has already
@@ -281,11 +286,19 @@ func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, 
 	if err := r.reconcileEtcdMembership(ctx, cluster, kcp, seen); err != nil {
 		return ctrl.Result{}, err
 	}
-	// A remediation that acted (or waits for its retry period) is this pass's one
-	// operation; otherwise scaling goes on, which also creates a remediated server's
-	// replacement.
-	// A remediation that waits without holding scaling (a health check to look again)
-	// still asks to be woken when the wait ends: no watch would.
+	return r.reconcileServers(ctx, cluster, kcp, tokenAvailable, seen)
+}
+
+// reconcileServers takes the pass's one operation on the servers. An in-place update
+// under way is that operation, remediation included. A remediation that acted (or
+// waits for its retry period) is the next candidate; otherwise scaling goes on, which
+// also creates a remediated server's replacement. A remediation that waits without
+// holding scaling (a health check to look again) still asks to be woken when the wait
+// ends: no watch would.
+func (r *Reconciler) reconcileServers(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, tokenAvailable bool, seen *observed) (ctrl.Result, error) {
+	if updating, err := r.reconcileInPlaceInProgress(ctx, cluster, kcp, seen); err != nil || updating {
+		return ctrl.Result{}, err
+	}
 	done, result, err := r.reconcileRemediation(ctx, cluster, kcp, seen)
 	if err != nil || done {
 		return result, err

@@ -5,8 +5,11 @@ import (
 	"maps"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/controllers/external"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
@@ -124,4 +127,91 @@ func desiredKThreesConfig(kcp *controlplanev1.KThreesControlPlane, cluster *clus
 		},
 		Spec: spec,
 	}
+}
+
+// desiredInfraMachine is a server's infrastructure machine, cloned from the template
+// the control plane names now: a new server is created from it, and an in-place
+// update writes its spec onto the existing machine (inplace_trigger.go).
+func desiredInfraMachine(template *unstructured.Unstructured, kcp *controlplanev1.KThreesControlPlane, cluster *clusterv1.Cluster, name string) (*unstructured.Unstructured, error) {
+	owner := controllerRef(kcp)
+	infra, err := external.GenerateTemplate(&external.GenerateTemplateInput{
+		Template: template,
+		TemplateRef: &corev1.ObjectReference{
+			APIVersion: template.GetAPIVersion(), Kind: template.GetKind(),
+			Namespace: template.GetNamespace(), Name: template.GetName(),
+		},
+		Namespace:   kcp.Namespace,
+		Name:        name,
+		ClusterName: cluster.Name,
+		OwnerRef:    &owner,
+		Labels:      desiredLabels(kcp, cluster),
+		Annotations: desiredAnnotations(kcp),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cloning infrastructure template %s: %w", template.GetName(), err)
+	}
+	return infra, nil
+}
+
+// desiredServerMachine is what an existing server's Machine should be now: the Machine
+// a new server would get, under the existing one's name, failure domain and
+// references, with what other controllers wrote into its spec (the provider ID, the
+// bootstrap data Secret) kept. An in-place update compares the current Machine with it
+// and writes it.
+func desiredServerMachine(kcp *controlplanev1.KThreesControlPlane, cluster *clusterv1.Cluster, current *clusterv1.Machine) *clusterv1.Machine {
+	m := desiredMachine(kcp, cluster, current.Name, current.Spec.FailureDomain,
+		current.Spec.Bootstrap.ConfigRef, current.Spec.InfrastructureRef)
+	m.Spec.ProviderID = current.Spec.ProviderID
+	m.Spec.Bootstrap.DataSecretName = current.Spec.Bootstrap.DataSecretName
+	labels, annotations := maps.Clone(current.Labels), maps.Clone(current.Annotations)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	maps.Copy(labels, m.Labels)
+	maps.Copy(annotations, m.Annotations)
+	m.Labels, m.Annotations = labels, annotations
+	return m
+}
+
+// desiredExistingInfraMachine is an existing server's infrastructure machine as an
+// in-place update leaves it: the current one with the template's spec laid over it and
+// the template's cloned-from annotations. The infrastructure provider writes fields
+// into its machine's spec (a provider ID, an address) that the template never has;
+// an in-place update must not erase them.
+func desiredExistingInfraMachine(current, fromTemplate *unstructured.Unstructured) *unstructured.Unstructured {
+	infra := current.DeepCopy()
+	spec, _, _ := unstructured.NestedMap(infra.Object, "spec")
+	want, _, _ := unstructured.NestedMap(fromTemplate.Object, "spec")
+	infra.Object["spec"] = overlay(spec, want)
+	annotations := infra.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	for _, k := range []string{clusterv1.TemplateClonedFromNameAnnotation, clusterv1.TemplateClonedFromGroupKindAnnotation} {
+		annotations[k] = fromTemplate.GetAnnotations()[k]
+	}
+	infra.SetAnnotations(annotations)
+	return infra
+}
+
+// overlay is base with every field of top set to top's value, maps merged key by key
+// and anything else (lists included) replaced.
+func overlay(base, top map[string]any) map[string]any {
+	out := make(map[string]any, len(base)+len(top))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range top {
+		if tm, ok := v.(map[string]any); ok {
+			if bm, ok := out[k].(map[string]any); ok {
+				out[k] = overlay(bm, tm)
+				continue
+			}
+		}
+		out[k] = v
+	}
+	return out
 }

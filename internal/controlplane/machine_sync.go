@@ -40,6 +40,12 @@ func (r *Reconciler) syncMachine(ctx context.Context, kcp *controlplanev1.KThree
 		m.Spec.Taints = desiredTaints(kcp)
 	}
 	setMachineUpToDate(m, upToDateReason(m, objs, kcp, time.Now()))
+	if updatingInPlace(m) {
+		// CAPI's reason for a Machine whose spec is the wanted one while it still
+		// updates in place.
+		conditions.Set(m, metav1.Condition{Type: clusterv1.MachineUpToDateCondition, Status: metav1.ConditionFalse,
+			Reason: clusterv1.MachineUpToDateUpdatingReason, Message: "* Updating in place"})
+	}
 	if err := helper.Patch(ctx, m, patch.WithOwnedConditions{Conditions: []string{clusterv1.MachineUpToDateCondition}}); err != nil {
 		return fmt.Errorf("updating Machine %s in place: %w", m.Name, err)
 	}

@@ -15,6 +15,9 @@ import (
 // first and an outdated one goes next; with maxSurge 0 an outdated one goes first. The
 // scale-down choice always prefers outdated servers, so either way each outdated
 // server is replaced one at a time, behind the same preflight checks as scaling.
+// With in-place updates, the outdated server a scale-down would remove is first
+// offered to the update extensions (inplace_trigger.go), and only removed if they
+// cannot update it.
 func (r *Reconciler) reconcileReplicas(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, tokenAvailable bool, seen *observed) error {
 	outdated := seen.outdated(kcp, time.Now())
 	var step scaleStep
@@ -23,8 +26,13 @@ func (r *Reconciler) reconcileReplicas(ctx context.Context, cluster *clusterv1.C
 	case stepScaleUp:
 		return r.scaleUp(ctx, cluster, kcp, seen.machines, outdated)
 	case stepScaleDown:
-		var err error
-		seen.blocked, err = r.scaleDown(ctx, cluster, seen.machines, outdated)
+		victim := selectMachineForScaleDown(ctx, cluster, seen.machines, outdated)
+		done, why, err := r.tryInPlaceUpdate(ctx, cluster, kcp, seen, victim, outdated)
+		if err != nil || done {
+			return err
+		}
+		seen.notInPlace = why
+		seen.blocked, err = r.removeServer(ctx, victim, seen.machines)
 		return err
 	}
 	return nil

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/controllers/external"
 	"sigs.k8s.io/cluster-api/util/collections"
@@ -82,22 +81,9 @@ func (r *Reconciler) createInfraMachine(ctx context.Context, cluster *clusterv1.
 	if err := r.ownTemplateByCluster(ctx, cluster, template); err != nil {
 		return nil, ref, err
 	}
-	owner := controllerRef(kcp)
-	infra, err := external.GenerateTemplate(&external.GenerateTemplateInput{
-		Template: template,
-		TemplateRef: &corev1.ObjectReference{
-			APIVersion: template.GetAPIVersion(), Kind: template.GetKind(),
-			Namespace: template.GetNamespace(), Name: template.GetName(),
-		},
-		Namespace:   kcp.Namespace,
-		Name:        name,
-		ClusterName: cluster.Name,
-		OwnerRef:    &owner,
-		Labels:      desiredLabels(kcp, cluster),
-		Annotations: desiredAnnotations(kcp),
-	})
+	infra, err := desiredInfraMachine(template, kcp, cluster, name)
 	if err != nil {
-		return nil, ref, fmt.Errorf("cloning infrastructure template %s: %w", ref.Name, err)
+		return nil, ref, err
 	}
 	if err := r.Client.Create(ctx, infra); err != nil {
 		return nil, ref, fmt.Errorf("creating infrastructure machine %s: %w", name, err)
@@ -120,7 +106,11 @@ func (r *Reconciler) deleteQuietly(ctx context.Context, obj client.Object) error
 // oldest there. It returns why no server could be chosen ("" once one is deleted), for
 // the ScalingDown condition: a scale-down must never stall without saying so.
 func (r *Reconciler) scaleDown(ctx context.Context, cluster *clusterv1.Cluster, machines, outdated collections.Machines) (string, error) {
-	victim := selectMachineForScaleDown(ctx, cluster, machines, outdated)
+	return r.removeServer(ctx, selectMachineForScaleDown(ctx, cluster, machines, outdated), machines)
+}
+
+// removeServer deletes the server scaleDown chose (nil when it found none).
+func (r *Reconciler) removeServer(ctx context.Context, victim *clusterv1.Machine, machines collections.Machines) (string, error) {
 	if victim == nil {
 		return fmt.Sprintf("no server to remove was found among %s", list(machines.Names())), nil
 	}

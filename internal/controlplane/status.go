@@ -28,6 +28,11 @@ type observed struct {
 	blocked string
 	// snapshots are k3s's etcd snapshot records, read only when configured.
 	snapshots etcdSnapshots
+	// updatingInPlace are the servers being updated in place (inplace.go).
+	updatingInPlace []string
+	// notInPlace says why the rollout's server is replaced rather than updated in
+	// place ("" when in-place updates were not in play).
+	notInPlace string
 }
 
 // unreachable says the pass has servers but could not read their Nodes: the
@@ -75,10 +80,17 @@ func setStatus(cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPla
 		}
 	}
 	rolling := "Rolling out: " + list(outdated)
-	if o.blocked != "" {
-		rolling += "; " + o.blocked
+	for _, why := range []string{o.notInPlace, o.blocked} {
+		if why != "" {
+			rolling += "; " + why
+		}
 	}
-	setTrueWhen(kcp, controlplanev1.RollingOutCondition, len(outdated) > 0, controlplanev1.RollingOutReason,
+	reason := controlplanev1.RollingOutReason
+	if len(o.updatingInPlace) > 0 {
+		reason = controlplanev1.InPlaceUpdatingReason
+		rolling = "Updating in place: " + list(o.updatingInPlace) + "; " + rolling
+	}
+	setTrueWhen(kcp, controlplanev1.RollingOutCondition, len(outdated) > 0, reason,
 		controlplanev1.NotRollingOutReason, rolling)
 	setAvailable(kcp, o)
 }

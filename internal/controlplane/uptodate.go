@@ -19,13 +19,19 @@ type serverObjects struct {
 	infra  *unstructured.Unstructured
 }
 
-// upToDateReason says why a server needs replacing, or "" when it does not. It
+// upToDateReason says why a server needs replacing, or "" when it does not. A server
+// being updated in place is not up to date until the update is done. Otherwise it
 // compares the server with what desiredstate.go would create today: the version (by
 // value: "1.31.4+k3s1" equals "v1.31.4+k3s1"), the KThreesConfig spec, the
 // infrastructure template it was cloned from, and rolloutAfter (or rollout.after). Labels, annotations,
 // deletion timeouts and taints are propagated in place and never cause a rollout; the
 // name (spec.machineNaming) only applies to new servers and is not compared either.
 func upToDateReason(m *clusterv1.Machine, objs serverObjects, kcp *controlplanev1.KThreesControlPlane, now time.Time) string {
+	if updatingInPlace(m) {
+		// Its specs may already be the desired ones; the server is not, until the
+		// update is done.
+		return "updating in place"
+	}
 	want, err := k3s.ParseVersion(kcp.Spec.Version)
 	if err != nil {
 		return "the control plane's version is not a k3s version"

@@ -58,6 +58,11 @@ type KThreesControlPlaneSpec struct {
 	// machineNaming says how new server Machines are named.
 	// +optional
 	MachineNaming MachineNamingSpec `json:"machineNaming,omitempty,omitzero"`
+
+	// inPlaceUpdates says whether outdated servers may be updated in place (IfPossible,
+	// the default) or are always replaced (Never). See InPlaceUpdatePolicy.
+	// +optional
+	InPlaceUpdates InPlaceUpdatePolicy `json:"inPlaceUpdates,omitempty"`
 }
 
 // KThreesControlPlaneMachineTemplate shapes the control plane's Machines. The spec
@@ -348,6 +353,8 @@ type LastRemediationStatus struct {
 // +kubebuilder:printcolumn:name="Replicas",type="integer",JSONPath=".status.replicas",description="Servers"
 // +kubebuilder:printcolumn:name="Ready",type="integer",JSONPath=".status.readyReplicas",description="Servers with Ready condition true"
 // +kubebuilder:printcolumn:name="Up-to-date",type="integer",JSONPath=".status.upToDateReplicas",description="Servers that need no rollout"
+// +kubebuilder:printcolumn:name="Rollout",type="string",JSONPath=`.status.conditions[?(@.type=="RollingOut")].reason`,description="RollingOut's reason: RollingOut, InPlaceUpdating (a server is updated in place) or NotRollingOut"
+// +kubebuilder:printcolumn:name="Rollout-Message",type="string",JSONPath=`.status.conditions[?(@.type=="RollingOut")].message`,description="Which servers roll out, and which one updates in place",priority=10
 // +kubebuilder:printcolumn:name="Version",type="string",JSONPath=".spec.version",description="Desired k3s version"
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 

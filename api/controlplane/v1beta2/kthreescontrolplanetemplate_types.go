@@ -184,6 +184,11 @@ type KThreesControlPlaneTemplateResourceSpec struct {
 	// machineNaming says how new server Machines are named.
 	// +optional
 	MachineNaming MachineNamingSpec `json:"machineNaming,omitempty,omitzero"`
+
+	// inPlaceUpdates says whether outdated servers may be updated in place (IfPossible,
+	// the default) or are always replaced (Never).
+	// +optional
+	InPlaceUpdates InPlaceUpdatePolicy `json:"inPlaceUpdates,omitempty"`
 }
 
 // KThreesControlPlaneTemplateMachineTemplate is the machine template of a

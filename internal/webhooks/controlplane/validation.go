@@ -36,6 +36,7 @@ func validateSpec(spec *controlplanev1.KThreesControlPlaneSpec, namespace string
 	errs = append(errs, validateRolloutStrategy(spec.RolloutStrategy, replicas, datastore, fldPath.Child("rolloutStrategy"))...)
 	errs = append(errs, validateRemediationStrategy(spec.RemediationStrategy, fldPath.Child("remediationStrategy"))...)
 	errs = append(errs, validateMachineNaming(spec.MachineNaming, fldPath.Child("machineNaming"))...)
+	errs = append(errs, validateInPlaceUpdates(spec.InPlaceUpdates, fldPath.Child("inPlaceUpdates"))...)
 	errs = append(errs, bootstrapwebhooks.ValidateSpec(&spec.KThreesConfigSpec, fldPath.Child("kthreesConfigSpec"))...)
 	return errs
 }
@@ -352,6 +353,7 @@ func validateTemplateSpec(spec *controlplanev1.KThreesControlPlaneTemplateResour
 	errs = append(errs, validateRolloutStrategy(spec.RolloutStrategy, nil, spec.KThreesConfigSpec.ServerConfig.Datastore != nil, fldPath.Child("rolloutStrategy"))...)
 	errs = append(errs, validateRemediationStrategy(spec.RemediationStrategy, fldPath.Child("remediationStrategy"))...)
 	errs = append(errs, validateMachineNaming(spec.MachineNaming, fldPath.Child("machineNaming"))...)
+	errs = append(errs, validateInPlaceUpdates(spec.InPlaceUpdates, fldPath.Child("inPlaceUpdates"))...)
 	errs = append(errs, bootstrapwebhooks.ValidateSpec(&spec.KThreesConfigSpec, fldPath.Child("kthreesConfigSpec"))...)
 	return errs
 }
@@ -366,4 +368,15 @@ func describeDeprecatedRef(r *controlplanev1.DeprecatedObjectReference) string {
 
 func describeRef(r clusterv1.ContractVersionedObjectReference) string {
 	return fmt.Sprintf("%s %s %s", r.APIGroup, r.Kind, r.Name)
+}
+
+// validateInPlaceUpdates refuses a policy the controller does not know. The schema
+// refuses it too; this keeps the message when the webhook validates on its own.
+func validateInPlaceUpdates(policy controlplanev1.InPlaceUpdatePolicy, fldPath *field.Path) field.ErrorList {
+	switch policy {
+	case "", controlplanev1.InPlaceUpdateIfPossible, controlplanev1.InPlaceUpdateNever:
+		return nil
+	}
+	return field.ErrorList{field.NotSupported(fldPath, policy,
+		[]controlplanev1.InPlaceUpdatePolicy{controlplanev1.InPlaceUpdateIfPossible, controlplanev1.InPlaceUpdateNever})}
 }

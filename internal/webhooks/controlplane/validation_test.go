@@ -96,6 +96,12 @@ func TestValidateSpec(t *testing.T) {
 		{name: "four replicas", modify: func(s *spec) { s.Replicas = ptr.To[int32](4) },
 			want: []wantErr{{"spec.replicas", "must be odd: an embedded etcd cluster of 4 members survives no more failures than one of 3, and needs more members to agree; use 3 or 5"}}},
 
+		// inPlaceUpdates
+		{name: "in-place updates never", modify: func(s *spec) { s.InPlaceUpdates = controlplanev1.InPlaceUpdateNever }},
+		{name: "in-place updates if possible", modify: func(s *spec) { s.InPlaceUpdates = controlplanev1.InPlaceUpdateIfPossible }},
+		{name: "in-place updates unknown", modify: func(s *spec) { s.InPlaceUpdates = "Always" },
+			want: []wantErr{{"spec.inPlaceUpdates", `spec.inPlaceUpdates: Unsupported value: "Always": supported values: "IfPossible", "Never"`}}},
+
 		// version
 		{name: "version without v", modify: func(s *spec) { s.Version = "1.31.4+k3s1" }},
 		{name: "release candidate", modify: func(s *spec) { s.Version = "v1.31.4-rc1+k3s1" }},

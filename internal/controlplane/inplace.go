@@ -1,0 +1,119 @@
+package controlplane
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"k8s.io/component-base/featuregate"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	runtimecatalog "sigs.k8s.io/cluster-api/api/runtime/catalog"
+	runtimehooksv1 "sigs.k8s.io/cluster-api/api/runtime/hooks/v1alpha1"
+	runtimev1 "sigs.k8s.io/cluster-api/api/runtime/v1beta2"
+	"sigs.k8s.io/cluster-api/util/collections"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+)
+
+// This file is the control plane's side of CAPI's in-place update protocol: when
+// servers are updated in place, and what the rest of the reconciler does meanwhile.
+// inplace_canupdate.go asks the extensions, inplace_trigger.go marks a server.
+
+// The Runtime SDK client finds the update extensions in ExtensionConfigs (read only:
+// CAPI core's controller discovers them) and honours their namespace selectors.
+// +kubebuilder:rbac:groups=runtime.cluster.x-k8s.io,resources=extensionconfigs,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+
+// InPlaceUpdatesGate is the control-plane manager's feature gate for in-place updates,
+// named as CAPI core's gate for the same protocol.
+const InPlaceUpdatesGate featuregate.Feature = "InPlaceUpdates"
+
+// AddFeatureGates registers the control plane's gates on the manager's gate set,
+// before its --feature-gates flag is parsed.
+func AddFeatureGates(gates featuregate.MutableFeatureGate) error {
+	return gates.Add(map[featuregate.Feature]featuregate.FeatureSpec{
+		InPlaceUpdatesGate: {Default: false, PreRelease: featuregate.Alpha},
+	})
+}
+
+// inPlaceAllowed says whether this control plane's servers may be updated in place:
+// the manager runs with the gate (which is what gives the reconciler a RuntimeClient)
+// and the control plane has not opted out.
+func (r *Reconciler) inPlaceAllowed(kcp *controlplanev1.KThreesControlPlane) bool {
+	return r.RuntimeClient != nil && kcp.Spec.InPlaceUpdates != controlplanev1.InPlaceUpdateNever
+}
+
+// updatingInPlace says a server is in an in-place update, from the moment this
+// controller marks it until CAPI's Machine controller has cleared both marks: the
+// update-in-progress annotation (set first by this controller, removed first by the
+// Machine controller) and the pending UpdateMachine hook (set last, removed last).
+// Either one alone is still an update under way.
+func updatingInPlace(m *clusterv1.Machine) bool {
+	_, marked := m.Annotations[clusterv1.UpdateInProgressAnnotation]
+	return marked || updateHookPending(m)
+}
+
+// triggerIncomplete is a server this controller marked but whose trigger did not
+// finish (a crash, a failed write): it has the annotation and no pending hook yet.
+// It is completed, never asked about or updated a second time.
+func triggerIncomplete(m *clusterv1.Machine) bool {
+	_, marked := m.Annotations[clusterv1.UpdateInProgressAnnotation]
+	return marked && !updateHookPending(m)
+}
+
+var updateMachineHook = runtimecatalog.HookName(runtimehooksv1.UpdateMachine)
+
+func updateHookPending(m *clusterv1.Machine) bool {
+	return slices.Contains(pendingHooks(m), updateMachineHook)
+}
+
+// pendingHooks is the comma-separated list CAPI keeps in the pending-hooks annotation.
+func pendingHooks(m *clusterv1.Machine) []string {
+	var out []string
+	for h := range strings.SplitSeq(m.Annotations[runtimev1.PendingHooksAnnotation], ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// markUpdateHookPending adds UpdateMachine to the Machine's pending hooks, keeping the
+// others.
+func markUpdateHookPending(m *clusterv1.Machine) {
+	hooks := pendingHooks(m)
+	if slices.Contains(hooks, updateMachineHook) {
+		return
+	}
+	if m.Annotations == nil {
+		m.Annotations = map[string]string{}
+	}
+	m.Annotations[runtimev1.PendingHooksAnnotation] = strings.Join(append(hooks, updateMachineHook), ",")
+}
+
+// reconcileInPlaceInProgress holds every other step on the servers while one is
+// updated in place: no scaling, rollout or remediation, so the update is the pass's one
+// operation, as a replacement would be. A trigger left incomplete is completed first.
+// It reports whether an update is under way (then the pass ends here).
+func (r *Reconciler) reconcileInPlaceInProgress(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, seen *observed) (bool, error) {
+	updating := seen.machines.Filter(collections.Not(collections.HasDeletionTimestamp), updatingInPlace)
+	if updating.Len() == 0 {
+		return false, nil
+	}
+	seen.updatingInPlace = sorted(updating.Names())
+	for _, m := range updating {
+		if !triggerIncomplete(m) {
+			continue
+		}
+		ctrl.LoggerFrom(ctx).Info("Completing the in-place update trigger of a server", "Machine", m.Name)
+		want, err := r.desiredServerObjects(ctx, cluster, kcp, m, seen.objects[m.Name])
+		if err != nil {
+			return true, err
+		}
+		if err := r.completeInPlaceTrigger(ctx, m, want, seen.objects[m.Name]); err != nil {
+			return true, err
+		}
+	}
+	return true, nil
+}
