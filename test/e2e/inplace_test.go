@@ -10,7 +10,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	runtimev1 "sigs.k8s.io/cluster-api/api/runtime/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
@@ -123,6 +125,17 @@ func equalUIDs(a, b map[string]types.UID) bool {
 func TestInPlaceUpgrade(t *testing.T) {
 	s := newScenario(t, 3, 2)
 	s.objs.SimCluster.Annotations = map[string]string{simv1.SystemUpgradeControllerAnnotation: "true"}
+	// No surge: with one, CAPI and capk3s create a spare Machine first and update only
+	// the others in place; without, every Machine is updated where it is.
+	s.objs.ControlPlane.Spec.RolloutStrategy = &controlplanev1.RolloutStrategy{
+		Type: controlplanev1.RollingUpdateStrategyType, RollingUpdate: &controlplanev1.RollingUpdate{MaxSurge: ptr.To(intstr.FromInt32(0))},
+	}
+	s.objs.Workers.Spec.Rollout.Strategy = clusterv1.MachineDeploymentRolloutStrategy{
+		Type: clusterv1.RollingUpdateMachineDeploymentStrategyType,
+		RollingUpdate: clusterv1.MachineDeploymentRolloutStrategyRollingUpdate{
+			MaxSurge: ptr.To(intstr.FromInt32(0)), MaxUnavailable: ptr.To(intstr.FromInt32(1)),
+		},
+	}
 	registerInPlaceExtension(s)
 	s.create()
 	s.waitServers(3, oldVersion)

@@ -128,7 +128,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			return (&machinehealthcheckcontroller.Reconciler{Client: c, ClusterCache: cc}).SetupWithManager(ctx, mgr, copts)
 		}},
 		{"KThreesControlPlane", func() error {
-			return (&controlplane.Reconciler{Client: c, ClusterCache: cc}).SetupWithManager(ctx, mgr, copts)
+			return (&controlplane.Reconciler{Client: c, ClusterCache: cc, RuntimeClient: hooks}).SetupWithManager(ctx, mgr, copts)
 		}},
 		{"KThreesConfig", func() error {
 			return (&bootstrap.Reconciler{Client: c}).SetupWithManager(ctx, mgr, copts)
