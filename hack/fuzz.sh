@@ -33,6 +33,9 @@ fi
 
 FUZZTIME="${FUZZTIME:-10m}"
 FUZZ_PARALLEL="${FUZZ_PARALLEL:-1}"
+# The fuzzer minimizes every new interesting input, by default for up to a minute
+# during which it runs nothing new; these inputs are objects of a few kilobytes.
+FUZZ_MINIMIZE="${FUZZ_MINIMIZE:-5s}"
 FUZZ_LOG_DIR="${FUZZ_LOG_DIR:-$(mktemp -d /tmp/capk3s-fuzz.XXXXXX)}"
 mkdir -p "$FUZZ_LOG_DIR"
 
@@ -51,7 +54,7 @@ for t in "${selected[@]}"; do
 	start=$SECONDS
 	# -vet=off: vet is `make vet`'s job, and on a fuzz build it re-analyses every
 	# instrumented dependency.
-	if nice -n 19 go test -vet=off -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" -parallel "$FUZZ_PARALLEL" "$pkg" >"$log" 2>&1; then
+	if nice -n 19 go test -vet=off -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime "$FUZZ_MINIMIZE" -parallel "$FUZZ_PARALLEL" "$pkg" >"$log" 2>&1; then
 		result=ok
 	else
 		result=FAIL

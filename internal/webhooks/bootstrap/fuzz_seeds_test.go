@@ -33,12 +33,12 @@ func TestWriteFuzzSeeds(t *testing.T) {
 	}
 	valid := config(nil)
 	variations := map[string]*bootstrapv1.KThreesConfig{
-		"upgrade":          config(func(s *bootstrapv1.KThreesConfigSpec) { s.Version = "v1.32.0+k3s1" }),
-		"leading-zero":     config(func(s *bootstrapv1.KThreesConfigSpec) { s.Version = "v1.031.4+k3s1" }),
-		"no-v":             config(func(s *bootstrapv1.KThreesConfigSpec) { s.Version = "1.31.4+k3s1" }),
-		"bad-cidr":         config(func(s *bootstrapv1.KThreesConfigSpec) { s.ServerConfig.ClusterCidr = "10.42.0.0/33" }),
-		"relative-path":    config(func(s *bootstrapv1.KThreesConfigSpec) { s.Files[0].Path = "etc/motd" }),
-		"bad-permissions":  config(func(s *bootstrapv1.KThreesConfigSpec) { s.Files[0].Permissions = "999" }),
+		"upgrade":         config(func(s *bootstrapv1.KThreesConfigSpec) { s.Version = "v1.32.0+k3s1" }),
+		"leading-zero":    config(func(s *bootstrapv1.KThreesConfigSpec) { s.Version = "v1.031.4+k3s1" }),
+		"no-v":            config(func(s *bootstrapv1.KThreesConfigSpec) { s.Version = "1.31.4+k3s1" }),
+		"bad-cidr":        config(func(s *bootstrapv1.KThreesConfigSpec) { s.ServerConfig.ClusterCidr = "10.42.0.0/33" }),
+		"relative-path":   config(func(s *bootstrapv1.KThreesConfigSpec) { s.Files[0].Path = "etc/motd" }),
+		"bad-permissions": config(func(s *bootstrapv1.KThreesConfigSpec) { s.Files[0].Permissions = "999" }),
 		"datastore": config(func(s *bootstrapv1.KThreesConfigSpec) {
 			s.ServerConfig.Datastore = &bootstrapv1.Datastore{EndpointSecret: bootstrapv1.SecretKeyReference{Name: "db", Key: "endpoint"}}
 		}),

@@ -42,14 +42,19 @@ func TestWriteFuzzSeeds(t *testing.T) {
 	}
 	valid := cp(nil)
 	variations := map[string]*controlplanev1.KThreesControlPlane{
-		"upgrade":         cp(func(s *controlplanev1.KThreesControlPlaneSpec) { s.Version = "v1.32.0+k3s1" }),
-		"skip-minor":      cp(func(s *controlplanev1.KThreesControlPlaneSpec) { s.Version = "v1.33.0+k3s1" }),
-		"downgrade":       cp(func(s *controlplanev1.KThreesControlPlaneSpec) { s.Version = "v1.30.4+k3s1" }),
-		"two-servers":     cp(func(s *controlplanev1.KThreesControlPlaneSpec) { s.Replicas = ptr.To[int32](2) }),
-		"service-cidr":    cp(func(s *controlplanev1.KThreesControlPlaneSpec) { s.KThreesConfigSpec.ServerConfig.ServiceCidr = "10.96.0.0/12" }),
-		"datastore":       cp(datastore),
-		"surge-zero-of-1": cp(func(s *controlplanev1.KThreesControlPlaneSpec) { s.Replicas = ptr.To[int32](1); s.RolloutStrategy.RollingUpdate.MaxSurge = ptr.To(intstr.FromInt32(0)) }),
-		"naming":          cp(func(s *controlplanev1.KThreesControlPlaneSpec) { s.MachineNaming.Template = "{{ .cluster.name }}" }),
+		"upgrade":     cp(func(s *controlplanev1.KThreesControlPlaneSpec) { s.Version = "v1.32.0+k3s1" }),
+		"skip-minor":  cp(func(s *controlplanev1.KThreesControlPlaneSpec) { s.Version = "v1.33.0+k3s1" }),
+		"downgrade":   cp(func(s *controlplanev1.KThreesControlPlaneSpec) { s.Version = "v1.30.4+k3s1" }),
+		"two-servers": cp(func(s *controlplanev1.KThreesControlPlaneSpec) { s.Replicas = ptr.To[int32](2) }),
+		"service-cidr": cp(func(s *controlplanev1.KThreesControlPlaneSpec) {
+			s.KThreesConfigSpec.ServerConfig.ServiceCidr = "10.96.0.0/12"
+		}),
+		"datastore": cp(datastore),
+		"surge-zero-of-1": cp(func(s *controlplanev1.KThreesControlPlaneSpec) {
+			s.Replicas = ptr.To[int32](1)
+			s.RolloutStrategy.RollingUpdate.MaxSurge = ptr.To(intstr.FromInt32(0))
+		}),
+		"naming": cp(func(s *controlplanev1.KThreesControlPlaneSpec) { s.MachineNaming.Template = "{{ .cluster.name }}" }),
 	}
 	webhooktest.WriteCorpusEntry(t, "FuzzKThreesControlPlaneWebhook", "create-valid", []byte("{}"), valid, false)
 	webhooktest.WriteCorpusEntry(t, "FuzzKThreesControlPlaneTemplateWebhook", "create-valid", []byte("{}"), template(valid), false)
