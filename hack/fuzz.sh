@@ -18,6 +18,7 @@ cd "$(dirname "$0")/.."
 # package target
 TARGETS=(
 	"./internal/k3s FuzzParseVersion"
+	"./internal/cloudinit FuzzRenderRoundTrip"
 	"./internal/webhooks/bootstrap FuzzKThreesConfigWebhook"
 	"./internal/webhooks/bootstrap FuzzKThreesConfigTemplateWebhook"
 	"./internal/webhooks/controlplane FuzzKThreesControlPlaneWebhook"
