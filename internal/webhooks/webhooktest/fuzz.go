@@ -72,7 +72,7 @@ func fuzzFuncs() []any {
 			}
 		},
 		func(f *metav1.FieldsV1, c randfill.Continue) {
-			f.Raw = []byte(`{"f:spec":{}}`)
+			f.SetRawString(`{"f:spec":{}}`)
 		},
 		func(q *resource.Quantity, c randfill.Continue) {
 			*q = resource.MustParse(quantities[c.Intn(len(quantities))])
@@ -123,7 +123,8 @@ func FillFromFuzz[T any](data []byte, obj *T) bool {
 	return RoundTrip(obj)
 }
 
-// roundTrip replaces *obj by its JSON form read back into a fresh value.
+// RoundTrip replaces *obj by its JSON form read back into a fresh value, as the
+// apiserver stores it; false when obj cannot be written as JSON.
 func RoundTrip[T any](obj *T) bool {
 	b, err := json.Marshal(obj)
 	if err != nil {
