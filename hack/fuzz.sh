@@ -6,7 +6,7 @@
 #
 #   hack/fuzz.sh                 every target, FUZZTIME (default 10m) each
 #   hack/fuzz.sh FuzzParseVersion  only the named targets
-#   FUZZTIME=10s hack/fuzz.sh    the bounded run of `make test`
+#   FUZZTIME=5s hack/fuzz.sh     the bounded run of `make test`
 #
 # The fuzzer runs at low priority with one worker (-parallel, FUZZ_PARALLEL) so that
 # it shares the machine. A finding fails the run; the failing input is left in the
