@@ -2,6 +2,7 @@
 #
 #   make test      everything CI runs: tools (built once, cached), stale-generated-files
 #                  check, go vet, golangci-lint, all tests on a real kube-apiserver.
+#   make fuzz      every fuzz target for FUZZTIME (10m) each (make test: 5s each).
 #   make generate  deepcopy, CRDs and RBAC from the Go markers.
 #   make sandbox   capk3s on simulated k3s machines, with a demo cluster (SANDBOX_FLAGS=...).
 #   make bench     the scale benchmark, capk3s beside CAPI's kubeadm providers (BENCH_FLAGS=...).
@@ -122,5 +123,19 @@ bench-smoke: ## The benchmark once at 3 clusters per provider: it must finish an
 unit: ## Run the tests (needs the tools; 'make test' builds them).
 	go test $(GO_TEST_FLAGS) ./...
 
+# Fuzzing (hack/fuzz.sh holds the list of targets): FUZZTIME per target, one target
+# after the other, one summary line each. 'make test' runs each for FUZZ_SMOKE_TIME
+# after the seed corpora that 'go test' replays anyway.
+FUZZTIME ?= 10m
+FUZZ_SMOKE_TIME ?= 5s
+
+.PHONY: fuzz
+fuzz: ## Fuzz every target for FUZZTIME (10m) each; a finding is left in the package's testdata/fuzz/.
+	FUZZTIME=$(FUZZTIME) hack/fuzz.sh
+
+.PHONY: fuzz-smoke
+fuzz-smoke: ## Fuzz every target for FUZZ_SMOKE_TIME (5s) each, as 'make test' does.
+	FUZZTIME=$(FUZZ_SMOKE_TIME) hack/fuzz.sh
+
 .PHONY: test
-test: tools verify-generate fmt-check vet lint build unit bench-smoke ## Everything CI runs.
+test: tools verify-generate fmt-check vet lint build unit bench-smoke fuzz-smoke ## Everything CI runs.

@@ -3,6 +3,7 @@ package controlplane
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
+	"github.com/capk3s/capk3s/internal/webhooks/webhooktest"
 	"github.com/capk3s/capk3s/test/envtest"
 )
 
@@ -20,6 +22,9 @@ var env *envtest.Environment
 // TestMain runs the reconciler in a real manager against the harness's apiserver, as
 // the controlplane-manager binary does, for every test of the package.
 func TestMain(m *testing.M) {
+	if webhooktest.Fuzzing() {
+		os.Exit(m.Run())
+	}
 	envtest.RunMain(m, envtest.Options{}, &env)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -13,12 +14,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+	"github.com/capk3s/capk3s/internal/webhooks/webhooktest"
 	"github.com/capk3s/capk3s/test/envtest"
 )
 
 var env *envtest.Environment
 
 func TestMain(m *testing.M) {
+	if webhooktest.Fuzzing() {
+		os.Exit(m.Run())
+	}
 	envtest.RunMain(m, envtest.Options{Webhooks: true}, &env)
 }
 
