@@ -33,6 +33,9 @@ type Options struct {
 	Webhooks bool
 	// Concurrency is each controller's MaxConcurrentReconciles (default 4).
 	Concurrency int
+	// WithoutCapk3s leaves out capk3s's two reconcilers, for tests that run the manager
+	// binaries as processes of their own (webhooks stay, if asked for).
+	WithoutCapk3s bool
 }
 
 // Setup registers everything on mgr. ctx is the manager's: it ends when the manager
@@ -95,9 +98,15 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			return (&machinehealthcheckcontroller.Reconciler{Client: c, ClusterCache: cc}).SetupWithManager(ctx, mgr, copts)
 		}},
 		{"KThreesControlPlane", func() error {
+			if opts.WithoutCapk3s {
+				return nil
+			}
 			return (&controlplane.Reconciler{Client: c, ClusterCache: cc}).SetupWithManager(ctx, mgr, copts)
 		}},
 		{"KThreesConfig", func() error {
+			if opts.WithoutCapk3s {
+				return nil
+			}
 			return (&bootstrap.Reconciler{Client: c}).SetupWithManager(ctx, mgr, copts)
 		}},
 	} {

@@ -1,0 +1,258 @@
+package chaos
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capk3s/capk3s/test/envtest"
+)
+
+// etcdHook is the control plane's pre-terminate hook on server Machines: while it is
+// held, the server's etcd member is being handed over.
+const etcdHook = clusterv1.PreTerminateDeleteHookAnnotationPrefix + "/kthrees-etcd"
+
+// faultPlan is how hard a round hurts.
+type faultPlan struct {
+	// minKills: the faults go on until at least this many kills were made.
+	minKills int
+	// apiRestarts of the management kube-apiserver per round.
+	apiRestarts int
+}
+
+// faults kills manager processes and restarts the management kube-apiserver at
+// seeded random moments until stopped.
+type faults struct {
+	m         *managers
+	restarter *envtest.APIServerRestarter
+	namespace func() []string
+	logf      func(format string, args ...any)
+
+	mu  sync.Mutex
+	rng *rand.Rand
+	// counts
+	kills, burstKills, hookKills, apiRestarts int
+	heldSeen                                  map[string]bool
+	wg                                        sync.WaitGroup
+	// history is every kill; downs are the apiserver's restarts, start to serving.
+	history []killRecord
+	downs   [][2]time.Time
+}
+
+// killRecord is one kill.
+type killRecord struct {
+	cmd    string
+	at     time.Time
+	leader bool
+	// standbyUp: another replica of cmd had been running for 5 s or more.
+	standbyUp bool
+}
+
+func (f *faults) intn(n int) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.rng.IntN(n)
+}
+
+// between is a random duration in [lo, hi).
+func (f *faults) between(lo, hi time.Duration) time.Duration {
+	return lo + time.Duration(f.intn(int(hi-lo)))
+}
+
+// run hurts until ctx ends, then waits for its restarts and leaves every process and
+// the apiserver running.
+func (f *faults) run(ctx context.Context, plan faultPlan) {
+	f.heldSeen = map[string]bool{}
+	var loops sync.WaitGroup
+	loops.Add(3)
+	go func() { defer loops.Done(); f.killLoop(ctx) }()
+	go func() { defer loops.Done(); f.hookLoop(ctx) }()
+	go func() { defer loops.Done(); f.restartLoop(ctx, plan.apiRestarts) }()
+	loops.Wait()
+	f.wg.Wait()
+	for _, p := range f.m.all() {
+		if !p.Running() {
+			_ = p.Start()
+		}
+	}
+}
+
+// killLoop kills a manager every few seconds, the leader more often than not, and
+// sometimes a second one within a second of the first.
+func (f *faults) killLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(f.between(2*time.Second, 9*time.Second)):
+		}
+		f.killOne("random")
+		if f.intn(3) == 0 {
+			time.Sleep(f.between(0, 900*time.Millisecond))
+			f.killOne("burst")
+		}
+		f.reviveExited()
+	}
+}
+
+// killOne kills the leader of a random manager (or, one time in four, a random
+// replica) and starts it again after a short random delay.
+func (f *faults) killOne(why string) {
+	cmds := envtest.ManagerCommands
+	cmd := cmds[f.intn(len(cmds))]
+	p := f.m.leader(cmd)
+	if p == nil || f.intn(4) == 0 {
+		p = f.m.procs[cmd][f.intn(replicas)]
+	}
+	f.killAndRevive(cmd, p, why)
+}
+
+func (f *faults) killAndRevive(cmd string, p *envtest.ManagerProcess, why string) {
+	if !p.Running() {
+		return
+	}
+	rec := killRecord{cmd: cmd, at: time.Now(), leader: f.m.leader(cmd) == p}
+	for _, o := range f.m.procs[cmd] {
+		if o != p && o.Running() && time.Since(o.StartedAt()) >= 5*time.Second {
+			rec.standbyUp = true
+		}
+	}
+	f.m.kill(cmd, p)
+	delay := f.between(200*time.Millisecond, 3*time.Second)
+	f.mu.Lock()
+	f.kills++
+	f.history = append(f.history, rec)
+	switch why {
+	case "burst":
+		f.burstKills++
+	case "hook":
+		f.hookKills++
+	}
+	f.mu.Unlock()
+	f.logf("fault: killed %s (%s), back in %s", p.Name, why, delay.Round(time.Millisecond))
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		time.Sleep(delay)
+		if err := p.Start(); err != nil {
+			f.logf("fault: restarting %s: %v", p.Name, err)
+		}
+	}()
+}
+
+// reviveExited restarts a process that ended by itself (one that lost its Lease to an
+// apiserver outage exits, as controller-runtime's managers do).
+func (f *faults) reviveExited() {
+	for _, p := range f.m.all() {
+		if p.Exited() {
+			f.logf("fault: %s exited by itself; starting it again", p.Name)
+			p.Kill()
+			_ = p.Start()
+		}
+	}
+}
+
+// hookLoop kills the control plane's leader while a server Machine waits at the etcd
+// pre-terminate hook, once per Machine.
+func (f *faults) hookLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(300 * time.Millisecond):
+		}
+		for _, ns := range f.namespace() {
+			list := &clusterv1.MachineList{}
+			if err := env.Client.List(ctx, list, client.InNamespace(ns), client.HasLabels{clusterv1.MachineControlPlaneLabel}); err != nil {
+				continue
+			}
+			for _, m := range list.Items {
+				if !heldAtHook(&m) || f.heldSeen[ns+"/"+m.Name] {
+					continue
+				}
+				f.heldSeen[ns+"/"+m.Name] = true
+				if p := f.m.leader("controlplane-manager"); p != nil {
+					f.killAndRevive("controlplane-manager", p, "hook")
+				}
+			}
+		}
+	}
+}
+
+// heldAtHook says the Machine is being deleted and waits at the etcd hook.
+func heldAtHook(m *clusterv1.Machine) bool {
+	if m.DeletionTimestamp.IsZero() {
+		return false
+	}
+	if _, ok := m.Annotations[etcdHook]; !ok {
+		return false
+	}
+	c := conditions.Get(m, clusterv1.MachineDeletingCondition)
+	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == clusterv1.MachineDeletingWaitingForPreTerminateHookReason
+}
+
+// restartLoop restarts the management kube-apiserver n times, the first 20-40 s in,
+// then every 30-60 s, each down for 1-5 s.
+func (f *faults) restartLoop(ctx context.Context, n int) {
+	wait := f.between(20*time.Second, 40*time.Second)
+	for range n {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		down := f.between(time.Second, 5*time.Second)
+		f.logf("fault: restarting the management kube-apiserver (down %s)", down.Round(time.Millisecond))
+		start := time.Now()
+		if err := f.restarter.Restart(context.WithoutCancel(ctx), down); err != nil {
+			f.logf("fault: restarting the management kube-apiserver: %v", err)
+			return
+		}
+		f.mu.Lock()
+		f.apiRestarts++
+		f.downs = append(f.downs, [2]time.Time{start, time.Now()})
+		f.mu.Unlock()
+		f.logf("fault: the management kube-apiserver serves again after %s", time.Since(start).Round(time.Millisecond))
+		wait = f.between(30*time.Second, 60*time.Second)
+	}
+}
+
+func (f *faults) counts() (kills, burst, hook, restarts int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.kills, f.burstKills, f.hookKills, f.apiRestarts
+}
+
+// leaderKills are the kills of a leader; clean ones had a standby up, and neither
+// another kill of the same manager nor an apiserver restart came within 10 s, so
+// the takeover measures leader election alone.
+func (f *faults) leaderKills() []leaderKill {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	const window = 10 * time.Second
+	var out []leaderKill
+	for i, k := range f.history {
+		if !k.leader {
+			continue
+		}
+		clean := k.standbyUp
+		for j, o := range f.history {
+			if j != i && o.cmd == k.cmd && !o.at.Before(k.at) && o.at.Sub(k.at) < window {
+				clean = false
+			}
+		}
+		for _, d := range f.downs {
+			if d[1].After(k.at.Add(-5*time.Second)) && d[0].Before(k.at.Add(window)) {
+				clean = false
+			}
+		}
+		out = append(out, leaderKill{cmd: k.cmd, at: k.at, clean: clean})
+	}
+	return out
+}
