@@ -6,10 +6,8 @@ import (
 	"sync"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	"sigs.k8s.io/cluster-api/util/conditions"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capk3s/capk3s/test/envtest"
 )
@@ -31,13 +29,12 @@ type faultPlan struct {
 type faults struct {
 	m         *managers
 	restarter *envtest.APIServerRestarter
-	namespace func() []string
 	logf      func(format string, args ...any)
 
 	mu  sync.Mutex
 	rng *rand.Rand
 	// counts
-	kills, burstKills, hookKills, apiRestarts int
+	kills, burstKills, hookKills, soloKills, apiRestarts int
 	heldSeen                                  map[string]bool
 	wg                                        sync.WaitGroup
 	// history is every kill; downs are the apiserver's restarts, start to serving.
@@ -68,11 +65,9 @@ func (f *faults) between(lo, hi time.Duration) time.Duration {
 // run hurts until ctx ends, then waits for its restarts and leaves every process and
 // the apiserver running.
 func (f *faults) run(ctx context.Context, plan faultPlan) {
-	f.heldSeen = map[string]bool{}
 	var loops sync.WaitGroup
-	loops.Add(3)
+	loops.Add(2)
 	go func() { defer loops.Done(); f.killLoop(ctx) }()
-	go func() { defer loops.Done(); f.hookLoop(ctx) }()
 	go func() { defer loops.Done(); f.restartLoop(ctx, plan.apiRestarts) }()
 	loops.Wait()
 	f.wg.Wait()
@@ -86,19 +81,56 @@ func (f *faults) run(ctx context.Context, plan faultPlan) {
 // killLoop kills a manager every few seconds, the leader more often than not, and
 // sometimes a second one within a second of the first.
 func (f *faults) killLoop(ctx context.Context) {
-	for {
+	for i := 0; ; i++ {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(f.between(2*time.Second, 9*time.Second)):
-		}
-		f.killOne("random")
-		if f.intn(3) == 0 {
-			time.Sleep(f.between(0, 900*time.Millisecond))
-			f.killOne("burst")
+		case <-time.After(f.between(2*time.Second, 8*time.Second)):
 		}
 		f.reviveExited()
+		switch {
+		case i%5 == 4:
+			f.soloLeaderKill(ctx)
+		case f.intn(3) == 0:
+			f.killOne("random")
+			time.Sleep(f.between(0, 900*time.Millisecond))
+			f.killOne("burst")
+		default:
+			f.killOne("random")
+		}
 	}
+}
+
+// soloLeaderKill kills a leader while its standby is up, then lets the next 11 s
+// pass without a kill: the takeover is then leader election's alone, and measured.
+func (f *faults) soloLeaderKill(ctx context.Context) {
+	cmd := envtest.ManagerCommands[f.intn(len(envtest.ManagerCommands))]
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		if p := f.m.leader(cmd); p != nil && f.standbyUp(cmd, p) {
+			f.killAndRevive(cmd, p, "leader")
+			select {
+			case <-ctx.Done():
+			case <-time.After(11 * time.Second):
+			}
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// standbyUp says another replica of cmd than p has been running for 5 s or more.
+func (f *faults) standbyUp(cmd string, p *envtest.ManagerProcess) bool {
+	for _, o := range f.m.procs[cmd] {
+		if o != p && o.Running() && !o.Exited() && time.Since(o.StartedAt()) >= 5*time.Second {
+			return true
+		}
+	}
+	return false
 }
 
 // killOne kills the leader of a random manager (or, one time in four, a random
@@ -117,12 +149,7 @@ func (f *faults) killAndRevive(cmd string, p *envtest.ManagerProcess, why string
 	if !p.Running() {
 		return
 	}
-	rec := killRecord{cmd: cmd, at: time.Now(), leader: f.m.leader(cmd) == p}
-	for _, o := range f.m.procs[cmd] {
-		if o != p && o.Running() && time.Since(o.StartedAt()) >= 5*time.Second {
-			rec.standbyUp = true
-		}
-	}
+	rec := killRecord{cmd: cmd, at: time.Now(), leader: f.m.leader(cmd) == p, standbyUp: f.standbyUp(cmd, p)}
 	f.m.kill(cmd, p)
 	delay := f.between(200*time.Millisecond, 3*time.Second)
 	f.mu.Lock()
@@ -133,6 +160,8 @@ func (f *faults) killAndRevive(cmd string, p *envtest.ManagerProcess, why string
 		f.burstKills++
 	case "hook":
 		f.hookKills++
+	case "leader":
+		f.soloKills++
 	}
 	f.mu.Unlock()
 	f.logf("fault: killed %s (%s), back in %s", p.Name, why, delay.Round(time.Millisecond))
@@ -158,43 +187,34 @@ func (f *faults) reviveExited() {
 	}
 }
 
-// hookLoop kills the control plane's leader while a server Machine waits at the etcd
-// pre-terminate hook, once per Machine.
-func (f *faults) hookLoop(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
+// hookHandler kills the control plane's leader when a server Machine of the round
+// starts waiting at the etcd pre-terminate hook, once per Machine, while the faults
+// run: the leader dies in the middle of the member's hand-over.
+func (f *faults) hookHandler(ctx context.Context, ns string) toolscache.ResourceEventHandler {
+	return toolscache.ResourceEventHandlerFuncs{UpdateFunc: func(_, obj any) {
+		m, ok := obj.(*clusterv1.Machine)
+		if !ok || m.Namespace != ns || !heldAtHook(m) || ctx.Err() != nil {
 			return
-		case <-time.After(300 * time.Millisecond):
 		}
-		for _, ns := range f.namespace() {
-			list := &clusterv1.MachineList{}
-			if err := env.Client.List(ctx, list, client.InNamespace(ns), client.HasLabels{clusterv1.MachineControlPlaneLabel}); err != nil {
-				continue
-			}
-			for _, m := range list.Items {
-				if !heldAtHook(&m) || f.heldSeen[ns+"/"+m.Name] {
-					continue
-				}
-				f.heldSeen[ns+"/"+m.Name] = true
-				if p := f.m.leader("controlplane-manager"); p != nil {
-					f.killAndRevive("controlplane-manager", p, "hook")
-				}
-			}
+		f.mu.Lock()
+		seen := f.heldSeen[m.Name]
+		f.heldSeen[m.Name] = true
+		f.mu.Unlock()
+		if seen {
+			return
 		}
-	}
+		go func() {
+			if p := f.m.leader("controlplane-manager"); p != nil && ctx.Err() == nil {
+				f.killAndRevive("controlplane-manager", p, "hook")
+			}
+		}()
+	}}
 }
 
-// heldAtHook says the Machine is being deleted and waits at the etcd hook.
+// heldAtHook says the Machine is being deleted and the etcd hook still holds it.
 func heldAtHook(m *clusterv1.Machine) bool {
-	if m.DeletionTimestamp.IsZero() {
-		return false
-	}
-	if _, ok := m.Annotations[etcdHook]; !ok {
-		return false
-	}
-	c := conditions.Get(m, clusterv1.MachineDeletingCondition)
-	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == clusterv1.MachineDeletingWaitingForPreTerminateHookReason
+	_, held := m.Annotations[etcdHook]
+	return held && !m.DeletionTimestamp.IsZero()
 }
 
 // restartLoop restarts the management kube-apiserver n times, the first 20-40 s in,
@@ -223,10 +243,10 @@ func (f *faults) restartLoop(ctx context.Context, n int) {
 	}
 }
 
-func (f *faults) counts() (kills, burst, hook, restarts int) {
+func (f *faults) counts() roundResult {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.kills, f.burstKills, f.hookKills, f.apiRestarts
+	return roundResult{kills: f.kills, burst: f.burstKills, hook: f.hookKills, solo: f.soloKills, restarts: f.apiRestarts}
 }
 
 // leaderKills are the kills of a leader; clean ones had a standby up, and neither

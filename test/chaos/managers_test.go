@@ -21,8 +21,9 @@ const (
 	retryPeriod   = time.Second
 	// replicas of each manager.
 	replicas = 2
-	// acquiredLease is what client-go's leader election logs once a process leads.
-	acquiredLease = "successfully acquired lease"
+	// acquiredLease is what client-go's leader election logs once a process leads
+	// ("Successfully acquired lease", capitalised since structured logging).
+	acquiredLease = "uccessfully acquired lease"
 )
 
 // managers are the replicas of both manager binaries.

@@ -14,8 +14,8 @@ func report(t *testing.T, checkers []checker, results []roundResult) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "chaos summary (seed %d):\n", seed())
 	for i, r := range results {
-		fmt.Fprintf(&b, "  round %d: %d kills (%d in bursts, %d at the etcd hook), %d apiserver restarts, converged in %s, leader takeovers %s\n",
-			i+1, r.kills, r.burst, r.hook, r.restarts, r.converge.Round(time.Millisecond), spread(r.takeovers))
+		fmt.Fprintf(&b, "  round %d: %s; converged %s after; leader takeovers %s\n",
+			i+1, r.faults(), r.converge.Round(time.Millisecond), spread(r.takeovers))
 	}
 	for _, c := range checkers {
 		n, problems := c.counts()
@@ -46,4 +46,10 @@ func spread(ds []time.Duration) string {
 	slices.Sort(s)
 	r := func(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) }
 	return fmt.Sprintf("%d clean, %s/%s/%s min/median/max", len(s), r(s[0]), r(s[len(s)/2]), r(s[len(s)-1]))
+}
+
+// faults describes a round's faults.
+func (r roundResult) faults() string {
+	return fmt.Sprintf("%d kills (%d in bursts, %d at the etcd hook, %d of a leader alone), %d apiserver restarts",
+		r.kills, r.burst, r.hook, r.solo, r.restarts)
 }

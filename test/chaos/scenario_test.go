@@ -41,8 +41,8 @@ var ciPlan = faultPlan{minKills: 20, apiRestarts: 2}
 
 // roundResult is what a round measured.
 type roundResult struct {
-	kills, burst, hook, restarts int
-	converge                     time.Duration
+	kills, burst, hook, solo, restarts int
+	converge                           time.Duration
 	takeovers                    []time.Duration
 }
 
@@ -97,7 +97,7 @@ func TestChaosManagers(t *testing.T) {
 	reg := newRegistry()
 	watchCtx, stopWatching := context.WithCancel(ctx)
 	defer stopWatching()
-	checkers, leaders := startCheckers(t, watchCtx, reg, m, audit)
+	checkers, leaders, informers := startCheckers(t, watchCtx, reg, m, audit)
 	var watching sync.WaitGroup
 	watching.Add(1)
 	go func() { defer watching.Done(); leaders.run(watchCtx) }()
@@ -116,8 +116,19 @@ func TestChaosManagers(t *testing.T) {
 		ns := env.NewNamespace(t)
 		namespaces = append(namespaces, ns)
 		f := &faults{m: m, restarter: restarter, rng: rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64())),
-			namespace: func() []string { return []string{ns} }, logf: t.Logf}
-		res, err := runRound(ctx, t, reg, ns, f, abort)
+			heldSeen: map[string]bool{}, logf: t.Logf}
+		machines, err := informers.GetInformer(ctx, &clusterv1.Machine{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		roundCtx, endRound := context.WithCancel(ctx)
+		hook, err := machines.AddEventHandler(f.hookHandler(roundCtx, ns))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := runRound(roundCtx, t, reg, ns, f, abort)
+		endRound()
+		_ = machines.RemoveEventHandler(hook)
 		res.takeovers = leaders.takeovers(f.leaderKills())
 		results = append(results, res)
 		if err != nil {
@@ -153,7 +164,7 @@ func TestChaosManagers(t *testing.T) {
 }
 
 // startCheckers starts the informers the checkers follow.
-func startCheckers(t *testing.T, ctx context.Context, reg *registry, m *managers, audit string) ([]checker, *leaderChecker) {
+func startCheckers(t *testing.T, ctx context.Context, reg *registry, m *managers, audit string) ([]checker, *leaderChecker, cache.Cache) {
 	t.Helper()
 	informers, err := cache.New(env.Config, cache.Options{Scheme: env.Scheme})
 	if err != nil {
@@ -184,7 +195,7 @@ func startCheckers(t *testing.T, ctx context.Context, reg *registry, m *managers
 		t.Fatal("the checkers' informers never synced")
 	}
 	go quorum.run(ctx)
-	return []checker{quorum, tokens, inits, surge, leaders}, leaders
+	return []checker{quorum, tokens, inits, surge, leaders}, leaders, informers
 }
 
 // runRound runs one round: two clusters' timelines under faults, then convergence.
@@ -197,8 +208,7 @@ func runRound(ctx context.Context, t *testing.T, reg *registry, ns string, f *fa
 	stop := func() (roundResult, time.Time) {
 		stopFaults()
 		<-faultsDone
-		k, burst, hook, restarts := f.counts()
-		return roundResult{kills: k, burst: burst, hook: hook, restarts: restarts}, time.Now()
+		return f.counts(), time.Now()
 	}
 
 	var wg sync.WaitGroup
@@ -213,14 +223,14 @@ func runRound(ctx context.Context, t *testing.T, reg *registry, ns string, f *fa
 	}
 	// The faults go on until the round made its kills and restarts.
 	err := envtest.Eventually(ctx, 3*time.Minute, func(context.Context) (bool, error) {
-		k, _, _, r := f.counts()
-		return k >= ciPlan.minKills && r >= ciPlan.apiRestarts, nil
+		r := f.counts()
+		return r.kills >= ciPlan.minKills && r.restarts >= ciPlan.apiRestarts, nil
 	})
 	res, stoppedAt := stop()
 	if err != nil {
 		return res, fmt.Errorf("the faults never reached %d kills and %d restarts: %d and %d", ciPlan.minKills, ciPlan.apiRestarts, res.kills, res.restarts)
 	}
-	t.Logf("faults stopped: %d kills (%d in bursts, %d at the etcd hook), %d apiserver restarts", res.kills, res.burst, res.hook, res.restarts)
+	t.Logf("faults stopped: %s", res.faults())
 	for _, c := range []struct {
 		c       *chaosCluster
 		servers int32
