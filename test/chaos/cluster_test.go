@@ -53,7 +53,7 @@ func retry(ctx context.Context, what string, f func(ctx context.Context) error) 
 		return last == nil, nil
 	})
 	if err != nil {
-		return fmt.Errorf("%s: %w (last: %v)", what, err, last)
+		return fmt.Errorf("%s: %w (last: %w)", what, err, last)
 	}
 	return nil
 }

@@ -35,8 +35,8 @@ type faults struct {
 	rng *rand.Rand
 	// counts
 	kills, burstKills, hookKills, soloKills, apiRestarts int
-	heldSeen                                  map[string]bool
-	wg                                        sync.WaitGroup
+	heldSeen                                             map[string]bool
+	wg                                                   sync.WaitGroup
 	// history is every kill; downs are the apiserver's restarts, start to serving.
 	history []killRecord
 	downs   [][2]time.Time
@@ -150,7 +150,7 @@ func (f *faults) killAndRevive(cmd string, p *envtest.ManagerProcess, why string
 		return
 	}
 	rec := killRecord{cmd: cmd, at: time.Now(), leader: f.m.leader(cmd) == p, standbyUp: f.standbyUp(cmd, p)}
-	f.m.kill(cmd, p)
+	p.Kill()
 	delay := f.between(200*time.Millisecond, 3*time.Second)
 	f.mu.Lock()
 	f.kills++

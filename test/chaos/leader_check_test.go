@@ -152,14 +152,14 @@ func (c *leaderChecker) event(e auditEvent) {
 	prev, ok := c.last[cmd]
 	c.last[cmd] = write{at: e.Received, replica: p.Name}
 	if !ok || prev.replica == p.Name {
-		c.tally.check(true, "")
+		c.check(true, "")
 		return
 	}
 	// The writer changed: the previous one must have died in between.
 	died := slices.ContainsFunc(c.procs[prev.replica].Ends(), func(end time.Time) bool {
 		return !end.Before(prev.at) && !end.After(e.Received)
 	})
-	c.tally.check(died, "%s: %s wrote %s %s/%s at %s while %s, which wrote at %s, was alive: two replicas acted",
+	c.check(died, "%s: %s wrote %s %s/%s at %s while %s, which wrote at %s, was alive: two replicas acted",
 		cmd, p.Name, e.ObjectRef.Resource, e.ObjectRef.Namespace, e.ObjectRef.Name,
 		e.Received.Format(time.StampMicro), prev.replica, prev.at.Format(time.StampMicro))
 }

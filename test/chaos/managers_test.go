@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -30,9 +29,6 @@ const (
 type managers struct {
 	dir   string
 	procs map[string][]*envtest.ManagerProcess
-	mu    sync.Mutex
-	// kills counts SIGKILLs by command.
-	kills map[string]int
 }
 
 // startManagers builds both binaries and starts replicas of each; they are killed when
@@ -43,7 +39,7 @@ func startManagers(t *testing.T, dir string) *managers {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &managers{dir: dir, procs: map[string][]*envtest.ManagerProcess{}, kills: map[string]int{}}
+	m := &managers{dir: dir, procs: map[string][]*envtest.ManagerProcess{}}
 	for _, cmd := range envtest.ManagerCommands {
 		for i := range replicas {
 			p, err := env.NewManagerProcess(envtest.ProcessOptions{
@@ -100,24 +96,6 @@ func (m *managers) leader(cmd string) *envtest.ManagerProcess {
 		}
 	}
 	return nil
-}
-
-// kill SIGKILLs p and counts it.
-func (m *managers) kill(cmd string, p *envtest.ManagerProcess) {
-	p.Kill()
-	m.mu.Lock()
-	m.kills[cmd]++
-	m.mu.Unlock()
-}
-
-func (m *managers) killCount() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n := 0
-	for _, k := range m.kills {
-		n += k
-	}
-	return n
 }
 
 // outputs are everything every process wrote, by file name.

@@ -95,6 +95,6 @@ func (c *tokenChecker) sawAll() {
 	c.seenMu.Lock()
 	defer c.seenMu.Unlock()
 	for _, t := range c.reg.all() {
-		c.tally.check(c.seen[t.key] != nil, "%s: the token Secret was never seen", t.key)
+		c.check(c.seen[t.key] != nil, "%s: the token Secret was never seen", t.key)
 	}
 }
