@@ -127,7 +127,7 @@ CHAOS_ROUNDS ?= 3
 chaos: ## Long chaos run: managers killed, apiserver restarted (CHAOS_SEEDS="1 2 3" CHAOS_ROUNDS=3).
 	hack/ensure-tools.sh etcd kube-apiserver kube-controller-manager
 	@set -e; for seed in $(CHAOS_SEEDS); do \
-		log=$$(mktemp -t capk3s-chaos-$$seed-XXXX.log); \
+		log=$$(mktemp -t capk3s-chaos-$$seed.XXXXXX); \
 		echo "chaos: seed $$seed, $(CHAOS_ROUNDS) rounds (log: $$log)"; \
 		if ! go test ./test/chaos/ -run TestChaosManagers -count=1 -timeout 90m -v \
 			-chaos.seed=$$seed -chaos.rounds=$(CHAOS_ROUNDS) >$$log 2>&1; then \
