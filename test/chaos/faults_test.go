@@ -37,6 +37,8 @@ type faults struct {
 	kills, burstKills, hookKills, soloKills, apiRestarts int
 	heldSeen                                             map[string]bool
 	wg                                                   sync.WaitGroup
+	// stopped is set once run ends its loops: a late kill at the hook is dropped.
+	stopped bool
 	// history is every kill; downs are the apiserver's restarts, start to serving.
 	history []killRecord
 	downs   [][2]time.Time
@@ -70,6 +72,9 @@ func (f *faults) run(ctx context.Context, plan faultPlan) {
 	go func() { defer loops.Done(); f.killLoop(ctx) }()
 	go func() { defer loops.Done(); f.restartLoop(ctx, plan.apiRestarts) }()
 	loops.Wait()
+	f.mu.Lock()
+	f.stopped = true
+	f.mu.Unlock()
 	f.wg.Wait()
 	for _, p := range f.m.all() {
 		if !p.Running() {
@@ -146,9 +151,14 @@ func (f *faults) killOne(why string) {
 }
 
 func (f *faults) killAndRevive(cmd string, p *envtest.ManagerProcess, why string) {
-	if !p.Running() {
+	f.mu.Lock()
+	if f.stopped || !p.Running() {
+		f.mu.Unlock()
 		return
 	}
+	// Under the lock that run takes to stop: no kill, and no Add, after it.
+	f.wg.Add(1)
+	f.mu.Unlock()
 	rec := killRecord{cmd: cmd, at: time.Now(), leader: f.m.leader(cmd) == p, standbyUp: f.standbyUp(cmd, p)}
 	p.Kill()
 	delay := f.between(200*time.Millisecond, 3*time.Second)
@@ -165,7 +175,6 @@ func (f *faults) killAndRevive(cmd string, p *envtest.ManagerProcess, why string
 	}
 	f.mu.Unlock()
 	f.logf("fault: killed %s (%s), back in %s", p.Name, why, delay.Round(time.Millisecond))
-	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
 		time.Sleep(delay)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -39,8 +40,9 @@ func TestMain(m *testing.M) {
 	}, &env)
 }
 
-// seed is the scenario's seed: the flag, the environment, or the clock.
-func seed() uint64 {
+// seed is the scenario's seed: the flag, the environment, or the clock (read once, so
+// that the summary names the seed the run used).
+var seed = sync.OnceValue(func() uint64 {
 	if *seedFlag != 0 {
 		return *seedFlag
 	}
@@ -48,7 +50,7 @@ func seed() uint64 {
 		return s
 	}
 	return uint64(time.Now().UnixNano())
-}
+})
 
 // rounds is how many rounds the scenario runs.
 func rounds() int {
