@@ -119,6 +119,23 @@ bench-smoke: ## The benchmark once at 3 clusters per provider: it must finish an
 	hack/ensure-tools.sh etcd kube-apiserver
 	cd test/bench && go run . -compare capk3s,kcp -clusters 3 -idle 5s -timeout 10m
 
+# The chaos scenario (test/chaos): its CI form is one round under `make unit`; the long
+# form runs CHAOS_ROUNDS rounds for each seed and prints each run's summary.
+CHAOS_SEEDS ?= 1 2 3
+CHAOS_ROUNDS ?= 3
+
+.PHONY: chaos
+chaos: ## Long chaos run: managers killed, apiserver restarted (CHAOS_SEEDS="1 2 3" CHAOS_ROUNDS=3).
+	hack/ensure-tools.sh etcd kube-apiserver kube-controller-manager
+	@set -e; for seed in $(CHAOS_SEEDS); do \
+		log=$$(mktemp -t capk3s-chaos-$$seed.XXXXXX); \
+		echo "chaos: seed $$seed, $(CHAOS_ROUNDS) rounds (log: $$log)"; \
+		if ! go test ./test/chaos/ -run TestChaosManagers -count=1 -timeout 90m -v \
+			-chaos.seed=$$seed -chaos.rounds=$(CHAOS_ROUNDS) >$$log 2>&1; then \
+			grep -v '^[IWE][0-9]' $$log | tail -60; exit 1; fi; \
+		sed -n '/chaos summary/,/^--- /p' $$log; \
+	done
+
 .PHONY: unit
 unit: ## Run the tests (needs the tools; 'make test' builds them).
 	go test $(GO_TEST_FLAGS) ./...

@@ -27,9 +27,12 @@ func (o *Options) ManagerOptions(scheme *runtime.Scheme) (ctrl.Options, error) {
 
 		LeaderElection:   o.LeaderElect,
 		LeaderElectionID: o.LeaderElectionID,
-		LeaseDuration:    ptr.To(o.LeaderElectLeaseDuration),
-		RenewDeadline:    ptr.To(o.LeaderElectRenewDeadline),
-		RetryPeriod:      ptr.To(o.LeaderElectRetryPeriod),
+		// Left empty, controller-runtime reads the Pod's namespace from its service
+		// account mount.
+		LeaderElectionNamespace: o.LeaderElectNamespace,
+		LeaseDuration:           ptr.To(o.LeaderElectLeaseDuration),
+		RenewDeadline:           ptr.To(o.LeaderElectRenewDeadline),
+		RetryPeriod:             ptr.To(o.LeaderElectRetryPeriod),
 
 		HealthProbeBindAddress: o.HealthAddr,
 		Metrics:                *metricsOpts,

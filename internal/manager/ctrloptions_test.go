@@ -41,7 +41,7 @@ func TestManagerOptionsCache(t *testing.T) {
 }
 
 func TestManagerOptionsWiring(t *testing.T) {
-	o := parse(t, "--leader-elect", "--concurrency=4", "--health-addr=:1234", "--webhook-port=10443", "--webhook-cert-dir=/certs")
+	o := parse(t, "--leader-elect", "--leader-elect-namespace=capk3s-system", "--concurrency=4", "--health-addr=:1234", "--webhook-port=10443", "--webhook-cert-dir=/certs")
 	o.LeaderElectionID = "kthrees-test-leader-election"
 	s := scheme.Scheme
 
@@ -55,6 +55,9 @@ func TestManagerOptionsWiring(t *testing.T) {
 	}
 	if !got.LeaderElection || got.LeaderElectionID != "kthrees-test-leader-election" {
 		t.Errorf("LeaderElection/ID = %v/%q, want true/%q", got.LeaderElection, got.LeaderElectionID, "kthrees-test-leader-election")
+	}
+	if got.LeaderElectionNamespace != "capk3s-system" {
+		t.Errorf("LeaderElectionNamespace = %q, want capk3s-system", got.LeaderElectionNamespace)
 	}
 	durations := []struct {
 		name string

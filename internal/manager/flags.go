@@ -29,6 +29,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Duration that the leading manager will retry refreshing leadership before giving up (duration string).")
 	fs.DurationVar(&o.LeaderElectRetryPeriod, "leader-elect-retry-period", defaultRetryPeriod,
 		"Duration the leader election clients should wait between tries of actions (duration string).")
+	fs.StringVar(&o.LeaderElectNamespace, "leader-elect-namespace", "",
+		"Namespace of the leader election Lease. If unspecified, the namespace of the manager's Pod; required to elect a leader outside a Pod.")
 
 	fs.StringVar(&o.WatchNamespace, "namespace", "",
 		"Namespace that the manager watches to reconcile cluster-api objects. If unspecified, all namespaces are watched.")

@@ -26,6 +26,7 @@ func TestAddFlagsDefaults(t *testing.T) {
 		{"leader-elect-lease-duration", "15s", o.LeaderElectLeaseDuration, 15 * time.Second},
 		{"leader-elect-renew-deadline", "10s", o.LeaderElectRenewDeadline, 10 * time.Second},
 		{"leader-elect-retry-period", "2s", o.LeaderElectRetryPeriod, 2 * time.Second},
+		{"leader-elect-namespace", "", o.LeaderElectNamespace, ""},
 		{"namespace", "", o.WatchNamespace, ""},
 		{"watch-filter", "", o.WatchFilterValue, ""},
 		{"health-addr", ":9440", o.HealthAddr, ":9440"},

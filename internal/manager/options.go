@@ -38,6 +38,10 @@ type Options struct {
 	LeaderElectLeaseDuration time.Duration
 	LeaderElectRenewDeadline time.Duration
 	LeaderElectRetryPeriod   time.Duration
+	// LeaderElectNamespace holds the Lease; "" is the Pod's own namespace, which only
+	// exists in a Pod: a manager run elsewhere (on a workstation, as a test's child
+	// process) must be told.
+	LeaderElectNamespace string
 
 	// WatchNamespace restricts the cache to one namespace; empty means all.
 	WatchNamespace string

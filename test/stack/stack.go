@@ -35,6 +35,9 @@ type Options struct {
 	Webhooks bool
 	// Concurrency is each controller's MaxConcurrentReconciles (default 4).
 	Concurrency int
+	// WithoutCapk3s leaves out capk3s's two reconcilers, for tests that run the manager
+	// binaries as processes of their own (webhooks stay, if asked for).
+	WithoutCapk3s bool
 	// InPlaceExtension, when set, serves capk3s's in-place update extension (as the
 	// control-plane manager does with --runtime-extension-port), reaching workload
 	// clusters through the stack's ClusterCache. The test registers it with an
@@ -128,9 +131,15 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			return (&machinehealthcheckcontroller.Reconciler{Client: c, ClusterCache: cc}).SetupWithManager(ctx, mgr, copts)
 		}},
 		{"KThreesControlPlane", func() error {
+			if opts.WithoutCapk3s {
+				return nil
+			}
 			return (&controlplane.Reconciler{Client: c, ClusterCache: cc, RuntimeClient: hooks}).SetupWithManager(ctx, mgr, copts)
 		}},
 		{"KThreesConfig", func() error {
+			if opts.WithoutCapk3s {
+				return nil
+			}
 			return (&bootstrap.Reconciler{Client: c}).SetupWithManager(ctx, mgr, copts)
 		}},
 	} {
