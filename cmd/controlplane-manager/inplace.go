@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	runtimecatalog "sigs.k8s.io/cluster-api/api/runtime/catalog"
-	runtimehooksv1 "sigs.k8s.io/cluster-api/api/runtime/hooks/v1alpha1"
 	"sigs.k8s.io/cluster-api/core/reconcilers/extensionconfig"
 	runtimeclient "sigs.k8s.io/cluster-api/exp/runtime/client"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -25,9 +23,9 @@ func inPlaceRuntimeClient(ctx context.Context, mgr ctrl.Manager, opts manager.Op
 	if !opts.FeatureGates.Enabled(controlplane.InPlaceUpdatesGate) {
 		return nil, nil
 	}
-	catalog := runtimecatalog.New()
-	if err := runtimehooksv1.AddToCatalog(catalog); err != nil {
-		return nil, fmt.Errorf("registering the runtime hooks: %w", err)
+	catalog, err := runtimehooks.NewCatalog()
+	if err != nil {
+		return nil, err
 	}
 	client, err := runtimehooks.New(runtimehooks.Options{Reader: mgr.GetClient(), Catalog: catalog})
 	if err != nil {

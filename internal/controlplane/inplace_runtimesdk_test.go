@@ -40,8 +40,8 @@ func TestInPlaceOverTheRuntimeSDK(t *testing.T) {
 		resp.SetStatus(runtimehooksv1.ResponseStatusSuccess)
 		resp.MachinePatch = runtimehooksv1.Patch{PatchType: runtimehooksv1.JSONPatchType, Patch: patch}
 	}
-	catalog := runtimecatalog.New()
-	if err := runtimehooksv1.AddToCatalog(catalog); err != nil {
+	catalog, err := runtimehooks.NewCatalog()
+	if err != nil {
 		t.Fatal(err)
 	}
 	url, caBundle := serveExtension(t, catalog, server.ExtensionHandler{

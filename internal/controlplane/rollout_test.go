@@ -267,9 +267,10 @@ func TestUntilRolloutAfter(t *testing.T) {
 func TestScaleDownWithoutAVictimSaysWhy(t *testing.T) {
 	machines := collections.FromMachines(decisionMachine("a", time.Hour, beingDeleted()))
 	r := &Reconciler{}
-	why, err := r.scaleDown(context.Background(), &clusterv1.Cluster{}, machines, nil)
+	ctx := context.Background()
+	why, err := r.removeServer(ctx, selectMachineForScaleDown(ctx, &clusterv1.Cluster{}, machines, nil), machines)
 	if err != nil || !strings.Contains(why, "no server to remove") {
-		t.Errorf("scaleDown = %q, %v; want a reason", why, err)
+		t.Errorf("removeServer = %q, %v; want a reason", why, err)
 	}
 	kcp := decisionKCP(1, nil)
 	setScaling(kcp, observed{machines: collections.FromMachines(decisionMachine("a", time.Hour), decisionMachine("b", time.Hour)), blocked: why})

@@ -100,16 +100,12 @@ func (r *Reconciler) deleteQuietly(ctx context.Context, obj client.Object) error
 	return nil
 }
 
-// scaleDown deletes one server, chosen as KCP does: one marked with CAPI's delete
-// annotation first, then an outdated one; among those, one in a failure domain the
-// Cluster no longer lists, else one from the listed domain with the most servers, the
-// oldest there. It returns why no server could be chosen ("" once one is deleted), for
-// the ScalingDown condition: a scale-down must never stall without saying so.
-func (r *Reconciler) scaleDown(ctx context.Context, cluster *clusterv1.Cluster, machines, outdated collections.Machines) (string, error) {
-	return r.removeServer(ctx, selectMachineForScaleDown(ctx, cluster, machines, outdated), machines)
-}
-
-// removeServer deletes the server scaleDown chose (nil when it found none).
+// removeServer deletes the server a scale-down chose (selectMachineForScaleDown, as
+// KCP chooses: one marked with CAPI's delete annotation first, then an outdated one;
+// among those, one in a failure domain the Cluster no longer lists, else one from the
+// listed domain with the most servers, the oldest there). It returns why no server
+// could be chosen (victim nil), "" once one is deleted, for the ScalingDown condition:
+// a scale-down must never stall without saying so.
 func (r *Reconciler) removeServer(ctx context.Context, victim *clusterv1.Machine, machines collections.Machines) (string, error) {
 	if victim == nil {
 		return fmt.Sprintf("no server to remove was found among %s", list(machines.Names())), nil

@@ -17,46 +17,58 @@ import (
 // nothing makes it roll the machine out, which is right for every refusal.
 func (e *Extension) CanUpdateMachine(ctx context.Context, req *runtimehooksv1.CanUpdateMachineRequest, resp *runtimehooksv1.CanUpdateMachineResponse) {
 	m := &req.Desired.Machine
-	log := ctrl.LoggerFrom(ctx).WithValues("Machine", client.ObjectKeyFromObject(m), "hook", "CanUpdateMachine")
-	cur, err := objectsOf(&req.Current.Machine, req.Current.BootstrapConfig, req.Current.InfrastructureMachine)
-	var des Objects
-	if err == nil {
-		des, err = objectsOf(m, req.Desired.BootstrapConfig, req.Desired.InfrastructureMachine)
-	}
-	if err != nil {
-		resp.SetStatus(runtimehooksv1.ResponseStatusFailure)
-		resp.SetMessage(err.Error())
+	d, ok := e.decide(ctx, resp, client.ObjectKey{Namespace: m.Namespace, Name: m.Spec.ClusterName}, DecideMachine,
+		side{&req.Current.Machine, req.Current.BootstrapConfig, req.Current.InfrastructureMachine},
+		side{m, req.Desired.BootstrapConfig, req.Desired.InfrastructureMachine})
+	if !ok {
 		return
 	}
-	d := e.withSUC(ctx, client.ObjectKey{Namespace: m.Namespace, Name: m.Spec.ClusterName}, DecideMachine(cur, des))
-	resp.SetStatus(runtimehooksv1.ResponseStatusSuccess)
-	resp.SetMessage(d.Message())
 	resp.MachinePatch, resp.BootstrapConfigPatch, resp.InfrastructureMachinePatch =
 		jsonPatch(d.MachinePatch), jsonPatch(d.BootstrapPatch), jsonPatch(d.InfraPatch)
-	log.Info("Answered", "decision", d.Message())
+	ctrl.LoggerFrom(ctx).Info("Answered", "hook", "CanUpdateMachine", "Machine", client.ObjectKeyFromObject(m), "decision", d.Message())
 }
 
 // CanUpdateMachineSet answers for a MachineSet's machine template (agents), like
 // CanUpdateMachine.
 func (e *Extension) CanUpdateMachineSet(ctx context.Context, req *runtimehooksv1.CanUpdateMachineSetRequest, resp *runtimehooksv1.CanUpdateMachineSetResponse) {
 	ms := &req.Desired.MachineSet
-	log := ctrl.LoggerFrom(ctx).WithValues("MachineSet", client.ObjectKeyFromObject(ms), "hook", "CanUpdateMachineSet")
-	cur, err := objectsOf(&req.Current.MachineSet, req.Current.BootstrapConfigTemplate, req.Current.InfrastructureMachineTemplate)
+	d, ok := e.decide(ctx, resp, client.ObjectKey{Namespace: ms.Namespace, Name: ms.Spec.ClusterName}, DecideMachineSet,
+		side{&req.Current.MachineSet, req.Current.BootstrapConfigTemplate, req.Current.InfrastructureMachineTemplate},
+		side{ms, req.Desired.BootstrapConfigTemplate, req.Desired.InfrastructureMachineTemplate})
+	if !ok {
+		return
+	}
+	resp.MachineSetPatch, resp.BootstrapConfigTemplatePatch, resp.InfrastructureMachineTemplatePatch =
+		jsonPatch(d.MachinePatch), jsonPatch(d.BootstrapPatch), jsonPatch(d.InfraPatch)
+	ctrl.LoggerFrom(ctx).Info("Answered", "hook", "CanUpdateMachineSet", "MachineSet", client.ObjectKeyFromObject(ms), "decision", d.Message())
+}
+
+// side is one side (current or desired) of a CanUpdate… request: the Machine or
+// MachineSet and its bootstrap and infrastructure objects or templates.
+type side struct {
+	typed            any
+	bootstrap, infra runtime.RawExtension
+}
+
+// decide reads both sides of a CanUpdate… request, decides with decideFn (SUC
+// permitting) and writes the answer's status and message. When a side cannot be
+// read the answer is a Failure and ok is false.
+func (e *Extension) decide(ctx context.Context, resp runtimehooksv1.ResponseObject, cluster client.ObjectKey,
+	decideFn func(current, desired Objects) Decision, current, desired side) (_ Decision, ok bool) {
+	cur, err := objectsOf(current.typed, current.bootstrap, current.infra)
 	var des Objects
 	if err == nil {
-		des, err = objectsOf(ms, req.Desired.BootstrapConfigTemplate, req.Desired.InfrastructureMachineTemplate)
+		des, err = objectsOf(desired.typed, desired.bootstrap, desired.infra)
 	}
 	if err != nil {
 		resp.SetStatus(runtimehooksv1.ResponseStatusFailure)
 		resp.SetMessage(err.Error())
-		return
+		return Decision{}, false
 	}
-	d := e.withSUC(ctx, client.ObjectKey{Namespace: ms.Namespace, Name: ms.Spec.ClusterName}, DecideMachineSet(cur, des))
+	d := e.withSUC(ctx, cluster, decideFn(cur, des))
 	resp.SetStatus(runtimehooksv1.ResponseStatusSuccess)
 	resp.SetMessage(d.Message())
-	resp.MachineSetPatch, resp.BootstrapConfigTemplatePatch, resp.InfrastructureMachineTemplatePatch =
-		jsonPatch(d.MachinePatch), jsonPatch(d.BootstrapPatch), jsonPatch(d.InfraPatch)
-	log.Info("Answered", "decision", d.Message())
+	return d, true
 }
 
 // withSUC drops every patch of d when the workload cluster cannot run the update,

@@ -7,10 +7,11 @@ import (
 	"fmt"
 
 	"k8s.io/utils/ptr"
-	runtimecatalog "sigs.k8s.io/cluster-api/api/runtime/catalog"
 	runtimehooksv1 "sigs.k8s.io/cluster-api/api/runtime/hooks/v1alpha1"
 	"sigs.k8s.io/cluster-api/exp/runtime/server"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/capk3s/capk3s/internal/runtimehooks"
 )
 
 // Handler names, as the ExtensionConfig capk3s-inplace registers them
@@ -49,9 +50,9 @@ func SetupExtension(_ context.Context, mgr ctrl.Manager, o ExtensionOptions) err
 	if o.Workload == nil {
 		return errors.New("the runtime extension needs a way to reach workload clusters")
 	}
-	catalog := runtimecatalog.New()
-	if err := runtimehooksv1.AddToCatalog(catalog); err != nil {
-		return fmt.Errorf("runtime hooks catalog: %w", err)
+	catalog, err := runtimehooks.NewCatalog()
+	if err != nil {
+		return err
 	}
 	srv, err := server.New(server.Options{
 		Catalog: catalog, Port: o.Port, Host: o.Host,

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	runtimehooksv1 "sigs.k8s.io/cluster-api/api/runtime/hooks/v1alpha1"
+	"sigs.k8s.io/cluster-api/controllers/noderefutil"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -90,7 +91,7 @@ func (e *Extension) updateMachine(ctx context.Context, req *runtimehooksv1.Updat
 	if err != nil {
 		return "", err
 	}
-	if runs(node, want) && nodeReady(node) && (plan == nil || !node.Spec.Unschedulable) {
+	if runs(node, want) && noderefutil.IsNodeReady(node) && (plan == nil || !node.Spec.Unschedulable) {
 		if plan != nil {
 			if err := wc.Delete(ctx, plan); err != nil && !apierrors.IsNotFound(err) {
 				return "", fmt.Errorf("deleting Plan %s: %w", plan.GetName(), err)
@@ -103,11 +104,19 @@ func (e *Extension) updateMachine(ctx context.Context, req *runtimehooksv1.Updat
 			return "", fmt.Errorf("%w: system-upgrade-controller Plan %s/%s: %s", errUpdateFailed, plan.GetNamespace(), plan.GetName(), f)
 		}
 	}
-	suc, err := findSUC(ctx, wc)
-	if err != nil {
-		return "", err
+	// SUC is looked for only to place a new Plan: an existing one is in SUC's
+	// namespace already, and a poll of an upgrade under way costs no more lists.
+	namespace := ""
+	if plan != nil {
+		namespace = plan.GetNamespace()
+	} else {
+		suc, err := findSUC(ctx, wc)
+		if err != nil {
+			return "", err
+		}
+		namespace = suc.namespace
 	}
-	if err := e.ensurePlan(ctx, wc, plan, desiredPlan(stored, node, version, e.planOptions(suc.namespace))); err != nil {
+	if err := e.ensurePlan(ctx, wc, plan, desiredPlan(stored, node, version, e.planOptions(namespace))); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("system-upgrade-controller is upgrading Node %s to %s (running %s)",
@@ -160,13 +169,4 @@ func (e *Extension) ensurePlan(ctx context.Context, wc client.Client, existing, 
 func runs(n *corev1.Node, want semver.Version) bool {
 	got, err := k3s.ParseVersion(n.Status.NodeInfo.KubeletVersion)
 	return err == nil && k3s.CompareVersions(got, want) == 0
-}
-
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }

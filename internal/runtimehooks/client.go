@@ -7,10 +7,21 @@ import (
 	"sync"
 
 	runtimecatalog "sigs.k8s.io/cluster-api/api/runtime/catalog"
+	runtimehooksv1 "sigs.k8s.io/cluster-api/api/runtime/hooks/v1alpha1"
 	runtimev1 "sigs.k8s.io/cluster-api/api/runtime/v1beta2"
 	runtimeclient "sigs.k8s.io/cluster-api/exp/runtime/client"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
+
+// NewCatalog returns a catalog of the Runtime SDK's hooks (v1alpha1), which both the
+// client and an extension's server need.
+func NewCatalog() (*runtimecatalog.Catalog, error) {
+	catalog := runtimecatalog.New()
+	if err := runtimehooksv1.AddToCatalog(catalog); err != nil {
+		return nil, fmt.Errorf("registering the runtime hooks: %w", err)
+	}
+	return catalog, nil
+}
 
 // Options configure a client.
 type Options struct {

@@ -128,8 +128,8 @@ func freePort(t *testing.T) int {
 // newCatalog is the hooks' catalog as CAPI's managers build it.
 func newCatalog(t *testing.T) *runtimecatalog.Catalog {
 	t.Helper()
-	cat := runtimecatalog.New()
-	if err := runtimehooksv1.AddToCatalog(cat); err != nil {
+	cat, err := NewCatalog()
+	if err != nil {
 		t.Fatal(err)
 	}
 	return cat

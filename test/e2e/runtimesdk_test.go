@@ -8,13 +8,13 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	runtimecatalog "sigs.k8s.io/cluster-api/api/runtime/catalog"
 	runtimehooksv1 "sigs.k8s.io/cluster-api/api/runtime/hooks/v1alpha1"
 	runtimev1 "sigs.k8s.io/cluster-api/api/runtime/v1beta2"
 	"sigs.k8s.io/cluster-api/exp/runtime/server"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/capk3s/capk3s/internal/runtimehooks"
 	"github.com/capk3s/capk3s/test/envtest"
 )
 
@@ -24,8 +24,8 @@ import (
 func TestRuntimeSDKDiscoversExtensions(t *testing.T) {
 	startStack(t)
 	ctx := context.Background()
-	catalog := runtimecatalog.New()
-	if err := runtimehooksv1.AddToCatalog(catalog); err != nil {
+	catalog, err := runtimehooks.NewCatalog()
+	if err != nil {
 		t.Fatal(err)
 	}
 	certDir, caBundle, host := env.ServingCert()

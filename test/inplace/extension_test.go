@@ -31,6 +31,7 @@ import (
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 	"github.com/capk3s/capk3s/internal/inplace"
+	"github.com/capk3s/capk3s/internal/runtimehooks"
 	"github.com/capk3s/capk3s/test/envtest"
 	"github.com/capk3s/capk3s/test/sim"
 	simv1 "github.com/capk3s/capk3s/test/sim/api/v1beta2"
@@ -81,8 +82,8 @@ func startStack(t *testing.T) *extension {
 	})
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(ca)
-	catalog := runtimecatalog.New()
-	if err := runtimehooksv1.AddToCatalog(catalog); err != nil {
+	catalog, err := runtimehooks.NewCatalog()
+	if err != nil {
 		t.Fatal(err)
 	}
 	return &extension{

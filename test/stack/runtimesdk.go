@@ -3,8 +3,6 @@ package stack
 import (
 	"fmt"
 
-	runtimecatalog "sigs.k8s.io/cluster-api/api/runtime/catalog"
-	runtimehooksv1 "sigs.k8s.io/cluster-api/api/runtime/hooks/v1alpha1"
 	runtimeclient "sigs.k8s.io/cluster-api/exp/runtime/client"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -15,9 +13,9 @@ import (
 // ExtensionConfig, Machine and MachineDeployment reconcilers and capk3s's control
 // plane, as one registry per process is in CAPI's managers.
 func runtimeHooksClient(c client.Reader) (runtimeclient.Client, error) {
-	catalog := runtimecatalog.New()
-	if err := runtimehooksv1.AddToCatalog(catalog); err != nil {
-		return nil, fmt.Errorf("runtime hooks catalog: %w", err)
+	catalog, err := runtimehooks.NewCatalog()
+	if err != nil {
+		return nil, err
 	}
 	hooks, err := runtimehooks.New(runtimehooks.Options{Reader: c, Catalog: catalog})
 	if err != nil {
