@@ -327,6 +327,7 @@ func (s *scenario) checkIdleReconcileWritesNothing() {
 	s.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	s.waitUntilSettled(ctx)
 	counting, err := env.NewCountingClient()
 	s.must("counting client", err)
 	secrets, err := secretcache.NewCache(ctx, env.Config, cache.Options{Scheme: env.Scheme})
@@ -350,6 +351,28 @@ func (s *scenario) checkIdleReconcileWritesNothing() {
 	if live.gets != 0 {
 		s.t.Errorf("an idle control plane read %d Secrets from the API server: %v", live.gets, live.names)
 	}
+}
+
+// waitUntilSettled waits until the shared manager has stopped writing the control
+// plane (its resourceVersion unchanged for 3 s): right after a scale-up, the servers'
+// conditions are still arriving, and a pass then has real work to write. Idle means
+// after that.
+func (s *scenario) waitUntilSettled(ctx context.Context) {
+	s.t.Helper()
+	var last string
+	var since time.Time
+	err := envtest.Eventually(ctx, time.Minute, func(ctx context.Context) (bool, error) {
+		kcp := &controlplanev1.KThreesControlPlane{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(s.kcp), kcp); err != nil {
+			return false, err
+		}
+		if kcp.ResourceVersion != last {
+			last, since = kcp.ResourceVersion, time.Now()
+			return false, nil
+		}
+		return time.Since(since) >= 3*time.Second, nil
+	})
+	s.must("waiting for the control plane to settle", err)
 }
 
 // secretGetCounter counts the Secret reads that reach the API server.
