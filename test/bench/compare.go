@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -22,7 +23,7 @@ import (
 // other's (the median over the rounds).
 func runCompare(w io.Writer, o options, args []string) error {
 	providers := strings.Split(o.compare, ",")
-	childArgs := withoutFlags(args, "compare", "rounds", "provider")
+	childArgs := withoutFlags(args, "compare", "rounds", "provider", "cpuprofile")
 	// Interrupted, each child is asked to stop as well, so that it stops what it started.
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
@@ -30,7 +31,11 @@ func runCompare(w io.Writer, o options, args []string) error {
 	for round := 1; round <= o.rounds; round++ {
 		for _, p := range providers {
 			_, _ = fmt.Fprintf(w, "== round %d, provider %s\n", round, p)
-			r, err := runChild(ctx, w, append(childArgs, "-provider="+p))
+			args := append(slices.Clone(childArgs), "-provider="+p)
+			if o.cpuProfile != "" {
+				args = append(args, fmt.Sprintf("-cpuprofile=%s.%s.%d", o.cpuProfile, p, round))
+			}
+			r, err := runChild(ctx, w, args)
 			if err != nil {
 				return fmt.Errorf("round %d, %s: %w", round, p, err)
 			}
@@ -100,6 +105,9 @@ var figures = []figure{
 	{"writes per cluster", func(r *result) float64 { return r.perCluster(r.Writes) }},
 	{"reads per cluster", func(r *result) float64 { return r.perCluster(r.Reads) }},
 	{"409 conflicts", func(r *result) float64 { return float64(r.Conflicts) }},
+	{"provider's own writes per cluster", func(r *result) float64 { return r.perCluster(r.ProviderWrites) }},
+	{"provider's own reads per cluster", func(r *result) float64 { return r.perCluster(r.ProviderReads) }},
+	{"provider's own 409s", func(r *result) float64 { return float64(r.ProviderConflicts) }},
 	{"idle writes", func(r *result) float64 { return float64(r.IdleWrites) }},
 	{"idle reads", func(r *result) float64 { return float64(r.IdleReads) }},
 	{"heap after GC (MiB)", func(r *result) float64 { return mib(r.HeapBytes) }},

@@ -32,7 +32,8 @@ type requestCounter struct {
 	events    int
 }
 
-type requestKey struct{ verb, resource string }
+// requestKey is one kind of request by one controller (attribution.go).
+type requestKey struct{ controller, verb, resource string }
 
 func newRequestCounter() *requestCounter {
 	return &requestCounter{
@@ -67,7 +68,7 @@ func (c *requestCounter) record(req *http.Request, resp *http.Response) {
 	if err != nil || !info.IsResourceRequest {
 		return
 	}
-	key := requestKey{verb: info.Verb, resource: info.Resource}
+	key := requestKey{controller: controllerOf(req.Context()), verb: info.Verb, resource: info.Resource}
 	if info.Subresource != "" {
 		key.resource += "/" + info.Subresource
 	}
@@ -131,31 +132,50 @@ type requestCounts struct {
 
 func (s requestCounts) since(before requestCounts) requestCounts {
 	d := requestCounts{
-		ByKey:     map[requestKey]int{},
-		Reads:     s.Reads - before.Reads,
-		Writes:    s.Writes - before.Writes,
-		Conflicts: s.Conflicts - before.Conflicts,
-		Events:    s.Events - before.Events,
+		ByKey:          map[requestKey]int{},
+		ConflictsByKey: map[requestKey]int{},
+		Reads:          s.Reads - before.Reads,
+		Writes:         s.Writes - before.Writes,
+		Conflicts:      s.Conflicts - before.Conflicts,
+		Events:         s.Events - before.Events,
 	}
 	for k, n := range s.ByKey {
 		if n -= before.ByKey[k]; n != 0 {
 			d.ByKey[k] = n
 		}
 	}
+	for k, n := range s.ConflictsByKey {
+		if n -= before.ConflictsByKey[k]; n != 0 {
+			d.ConflictsByKey[k] = n
+		}
+	}
 	return d
 }
 
-// sorted lists the counts, largest first, then by verb and resource.
+// sorted lists the counts of every controller together, largest first, then by verb
+// and resource.
 func (s requestCounts) sorted() []countEntry { return sortedEntries(s.ByKey) }
 
 func sortedEntries(counts map[requestKey]int) []countEntry {
+	sum := map[requestKey]int{}
+	for k, n := range counts {
+		sum[requestKey{verb: k.verb, resource: k.resource}] += n
+	}
+	return sortedByController(sum)
+}
+
+// sortedByController lists the counts of each controller apart.
+func sortedByController(counts map[requestKey]int) []countEntry {
 	out := make([]countEntry, 0, len(counts))
 	for k, n := range counts {
-		out = append(out, countEntry{Verb: k.verb, Resource: k.resource, Count: n})
+		out = append(out, countEntry{Controller: k.controller, Verb: k.verb, Resource: k.resource, Count: n})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Count != out[j].Count {
 			return out[i].Count > out[j].Count
+		}
+		if out[i].Controller != out[j].Controller {
+			return out[i].Controller < out[j].Controller
 		}
 		if out[i].Verb != out[j].Verb {
 			return out[i].Verb < out[j].Verb
@@ -165,10 +185,78 @@ func sortedEntries(counts map[requestKey]int) []countEntry {
 	return out
 }
 
+// of keeps the counts of the given controllers only.
+func (s requestCounts) of(controllers []string) requestCounts {
+	keep := map[string]bool{}
+	for _, c := range controllers {
+		keep[c] = true
+	}
+	out := requestCounts{ByKey: map[requestKey]int{}, ConflictsByKey: map[requestKey]int{}}
+	for k, n := range s.ByKey {
+		if keep[k.controller] {
+			out.ByKey[k] = n
+			if isWrite(k.verb) {
+				out.Writes += n
+			} else {
+				out.Reads += n
+			}
+		}
+	}
+	for k, n := range s.ConflictsByKey {
+		if keep[k.controller] {
+			out.ConflictsByKey[k] = n
+			out.Conflicts += n
+		}
+	}
+	return out
+}
+
+// byController sums reads, writes and 409 answers per controller, most requests first.
+func (s requestCounts) byController() []controllerCount {
+	sums := map[string]*controllerCount{}
+	get := func(name string) *controllerCount {
+		if sums[name] == nil {
+			sums[name] = &controllerCount{Controller: name}
+		}
+		return sums[name]
+	}
+	for k, n := range s.ByKey {
+		if isWrite(k.verb) {
+			get(k.controller).Writes += n
+		} else {
+			get(k.controller).Reads += n
+		}
+	}
+	for k, n := range s.ConflictsByKey {
+		get(k.controller).Conflicts += n
+	}
+	out := make([]controllerCount, 0, len(sums))
+	for _, c := range sums {
+		out = append(out, *c)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if a, b := out[i].Reads+out[i].Writes, out[j].Reads+out[j].Writes; a != b {
+			return a > b
+		}
+		return out[i].Controller < out[j].Controller
+	})
+	return out
+}
+
 type countEntry struct {
-	Verb     string `json:"verb"`
-	Resource string `json:"resource"`
-	Count    int    `json:"count"`
+	// Controller is set in per-controller lists only.
+	Controller string `json:"controller,omitempty"`
+	Verb       string `json:"verb"`
+	Resource   string `json:"resource"`
+	Count      int    `json:"count"`
+}
+
+// controllerCount is one controller's requests.
+type controllerCount struct {
+	Controller string `json:"controller"`
+	Reads      int    `json:"reads"`
+	Writes     int    `json:"writes"`
+	Conflicts  int    `json:"conflicts"`
 }
 
 // isWrite says whether an apiserver verb changes state.

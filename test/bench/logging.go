@@ -7,10 +7,11 @@ import (
 )
 
 // benchLogger keeps the reconcilers quiet: at hundreds of clusters their info logs
-// would cost more than what is measured. -v shows errors.
+// would cost more than what is measured. -v shows errors. Either way the logger
+// carries each reconcile's controller name for the request counter (attribution.go).
 func benchLogger(verbose bool) logr.Logger {
 	if !verbose {
-		return logr.Discard()
+		return withAttribution(logr.Discard())
 	}
-	return zap.New(zap.Level(zapcore.ErrorLevel))
+	return withAttribution(zap.New(zap.Level(zapcore.ErrorLevel)))
 }

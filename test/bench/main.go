@@ -27,6 +27,8 @@ type options struct {
 	traceIdle bool
 	// traceWrites prints every write from the first cluster's creation on (stderr).
 	traceWrites bool
+	// cpuProfile, when set, is where the run writes its CPU profile (pprof).
+	cpuProfile string
 }
 
 func main() {
@@ -42,6 +44,7 @@ func main() {
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up when clusters are not all ready by then")
 	fs.BoolVar(&o.verbose, "v", false, "print progress while waiting")
 	fs.BoolVar(&o.traceWrites, "trace-writes", false, "print every write from the start, with the object and the start of the request body (stderr); use with few clusters")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write the process's CPU profile, from the first cluster's creation to the end of the idle window, to this file (go tool pprof); with -compare, <file>.<provider>.<round>")
 	fs.BoolVar(&o.traceIdle, "trace-idle", false, "print every write of the idle window, with the object and the start of the request body (stderr)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"sync"
 	"time"
 
@@ -65,6 +66,11 @@ func measure(ctx context.Context, p provider, o options, logf func(string)) (_ *
 		h.counter.trace.Store(&w)
 	}
 	logf(fmt.Sprintf("creating %d %s clusters", o.clusters, p))
+	stopProfile, err := startCPUProfile(o.cpuProfile)
+	if err != nil {
+		return nil, err
+	}
+	defer stopProfile()
 	start := time.Now()
 	created, err := createClusters(ctx, c, p, namespace, o, h)
 	if err != nil {
@@ -94,19 +100,45 @@ func measure(ctx context.Context, p provider, o options, logf func(string)) (_ *
 		return nil, ctx.Err()
 	}
 	idle := h.counter.snapshot().since(provisioning)
+	stopProfile()
 
 	runtime.GC()
 	var mem runtime.MemStats
 	runtime.ReadMemStats(&mem)
 	p50, p90, maxD := percentiles(took)
+	own := provisioning.of(p.controllers())
 	return &result{
 		Provider: string(p), Clusters: o.clusters, Servers: o.shape.Servers, Agents: o.shape.Agents,
 		Concurrency:     o.settings.ProviderConcurrency,
 		AllReadySeconds: allReady.Seconds(), P50Seconds: p50.Seconds(), P90Seconds: p90.Seconds(), MaxSeconds: maxD.Seconds(),
 		Reads: provisioning.Reads, Writes: provisioning.Writes, Conflicts: provisioning.Conflicts, Events: provisioning.Events,
 		Requests: provisioning.sorted(), ConflictRequests: sortedEntries(provisioning.ConflictsByKey),
+		Controllers: provisioning.byController(), ProviderReads: own.Reads, ProviderWrites: own.Writes,
+		ProviderConflicts: own.Conflicts, ProviderRequests: sortedByController(own.ByKey), IdleControllers: idle.byController(),
 		IdleSeconds: o.idle.Seconds(), IdleReads: idle.Reads, IdleWrites: idle.Writes, IdleRequests: idle.sorted(),
 		HeapBytes: mem.HeapAlloc, APIServerRSSBytes: apiserverRSS(),
+	}, nil
+}
+
+// startCPUProfile starts the CPU profile when path is set; stop ends it (once).
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			pprof.StopCPUProfile()
+			_ = f.Close()
+		})
 	}, nil
 }
 

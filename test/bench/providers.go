@@ -31,6 +31,18 @@ func parseProvider(s string) (provider, error) {
 	return "", fmt.Errorf("unknown provider %q: want %q or %q", s, providerCapk3s, providerKCP)
 }
 
+// controllers are the names of p's controllers, as controller-runtime names them (the
+// lowercased kind), by which requests are attributed to the provider (attribution.go).
+func (p provider) controllers() []string {
+	switch p {
+	case providerCapk3s:
+		return []string{"kthreescontrolplane", "kthreesconfig"}
+	case providerKCP:
+		return []string{"kubeadmcontrolplane", "kubeadmconfig"}
+	}
+	return nil
+}
+
 // setupProvider registers p's reconcilers on the harness's manager, each with the
 // run's concurrency, the way its own main.go registers them.
 func (h *harness) setupProvider(ctx context.Context, p provider, concurrency int) error {

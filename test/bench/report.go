@@ -40,6 +40,15 @@ type result struct {
 	IdleWrites   int          `json:"idleWrites"`
 	IdleRequests []countEntry `json:"idleRequests"`
 
+	// The same until ready, by controller, and the provider's own requests: those made
+	// in a reconcile of one of its controllers (attribution.go).
+	Controllers       []controllerCount `json:"controllers"`
+	ProviderReads     int               `json:"providerReads"`
+	ProviderWrites    int               `json:"providerWrites"`
+	ProviderConflicts int               `json:"providerConflicts"`
+	ProviderRequests  []countEntry      `json:"providerRequests"`
+	IdleControllers   []controllerCount `json:"idleControllers"`
+
 	HeapBytes         uint64 `json:"heapBytes"`
 	APIServerRSSBytes int64  `json:"apiserverRSSBytes"`
 }
@@ -59,6 +68,8 @@ func (r *result) print(w io.Writer) error {
 	row("per cluster p50 / p90 / max", fmt.Sprintf("%s / %s / %s", seconds(r.P50Seconds), seconds(r.P90Seconds), seconds(r.MaxSeconds)))
 	row("reads / writes per cluster", fmt.Sprintf("%.1f / %.1f", r.perCluster(r.Reads), r.perCluster(r.Writes)))
 	row("409 conflicts", r.Conflicts)
+	row("provider's own reads / writes per cluster", fmt.Sprintf("%.1f / %.1f", r.perCluster(r.ProviderReads), r.perCluster(r.ProviderWrites)))
+	row("provider's own 409 answers", r.ProviderConflicts)
 	row("events", r.Events)
 	row("idle window", seconds(r.IdleSeconds))
 	row("idle reads / writes", fmt.Sprintf("%d / %d", r.IdleReads, r.IdleWrites))
@@ -69,7 +80,10 @@ func (r *result) print(w io.Writer) error {
 	}
 	printRequests(w, "requests until ready (top 15)", r.Requests, 15)
 	printRequests(w, "409 answers until ready, by request", r.ConflictRequests, 10)
+	printControllers(w, "requests until ready, by controller", r.Controllers)
+	printRequests(w, "the provider's own requests until ready", r.ProviderRequests, 25)
 	printRequests(w, "requests in the idle window", r.IdleRequests, 15)
+	printControllers(w, "requests in the idle window, by controller", r.IdleControllers)
 	line, err := json.Marshal(r)
 	if err != nil {
 		return err
@@ -90,7 +104,24 @@ func printRequests(w io.Writer, title string, entries []countEntry, limit int) {
 			_, _ = fmt.Fprintf(tw, "  ...\t%d more\n", len(entries)-limit)
 			break
 		}
-		_, _ = fmt.Fprintf(tw, "  %s\t%s\t%d\n", e.Verb, e.Resource, e.Count)
+		if e.Controller != "" {
+			_, _ = fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\n", e.Controller, e.Verb, e.Resource, e.Count)
+		} else {
+			_, _ = fmt.Fprintf(tw, "  %s\t%s\t%d\n", e.Verb, e.Resource, e.Count)
+		}
+	}
+	_ = tw.Flush()
+}
+
+func printControllers(w io.Writer, title string, counts []controllerCount) {
+	_, _ = fmt.Fprintf(w, "%s (reads, writes, 409s):\n", title)
+	if len(counts) == 0 {
+		_, _ = fmt.Fprintln(w, "  none")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, c := range counts {
+		_, _ = fmt.Fprintf(tw, "  %s\t%d\t%d\t%d\n", c.Controller, c.Reads, c.Writes, c.Conflicts)
 	}
 	_ = tw.Flush()
 }
