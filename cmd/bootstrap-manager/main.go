@@ -50,6 +50,7 @@ func setupReconcilers(opts manager.Options, installScriptURL string) manager.Set
 		r := &bootstrap.Reconciler{
 			Client:           mgr.GetClient(),
 			WatchFilterValue: opts.WatchFilterValue,
+			WatchNamespace:   opts.WatchNamespace,
 			InstallScriptURL: installScriptURL,
 		}
 		if err := r.SetupWithManager(ctx, mgr, controller.Options{}); err != nil {

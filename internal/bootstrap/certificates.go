@@ -55,7 +55,7 @@ func serverCertificates(ctx context.Context, c client.Client, cluster *clusterv1
 
 // serverCACert is the server CA certificate as servers receive it: the join token's
 // CA hash is computed over exactly these bytes.
-func serverCACert(ctx context.Context, c client.Client, cluster *clusterv1.Cluster) ([]byte, error) {
+func serverCACert(ctx context.Context, c client.Reader, cluster *clusterv1.Cluster) ([]byte, error) {
 	s, err := secret.Get(ctx, c, client.ObjectKeyFromObject(cluster), secret.ClusterCA)
 	switch {
 	case apierrors.IsNotFound(err):

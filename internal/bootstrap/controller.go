@@ -39,6 +39,11 @@ type Reconciler struct {
 	// rendering (cachelag.go). SetupWithManager defaults it to the manager's API reader;
 	// nil skips the check.
 	APIReader client.Reader
+	// Secrets reads the CA and join token Secrets (clustersecrets.go); SetupWithManager
+	// makes a cache of cluster-labelled Secrets when nil, limited to WatchNamespace.
+	Secrets client.Reader
+	// WatchNamespace, when set, is the one namespace the manager watches.
+	WatchNamespace string
 
 	// initLocksReleased remembers the clusters (by UID) whose init lock this process has
 	// released, so that joining configs do not delete it again on every pass.

@@ -76,7 +76,7 @@ func (r *Reconciler) inputs(ctx context.Context, cluster *clusterv1.Cluster, con
 		tokenRole = Server
 		in.TLSSANs = []string{endpoint.Host}
 	}
-	opts, found, err := JoinTokenOptions(ctx, r.Client, cluster, tokenRole, caPEM)
+	opts, found, err := JoinTokenOptions(ctx, r.clusterSecrets(), cluster, tokenRole, caPEM)
 	if err != nil {
 		return in, false, err
 	}
@@ -158,13 +158,13 @@ func (r *Reconciler) certificates(ctx context.Context, cluster *clusterv1.Cluste
 		return nil, false, err
 	}
 	if in.Role == cloudinit.Agent {
-		caPEM, err := serverCACert(ctx, r.Client, cluster)
+		caPEM, err := serverCACert(ctx, r.clusterSecrets(), cluster)
 		if err != nil {
 			return missing(err)
 		}
 		return caPEM, true, nil
 	}
-	files, err := serverCertificates(ctx, r.Client, cluster, in.Role == cloudinit.ServerInit)
+	files, err := serverCertificates(ctx, readThroughClient{Client: r.Client, reader: r.clusterSecrets()}, cluster, in.Role == cloudinit.ServerInit)
 	if err != nil {
 		return missing(err)
 	}

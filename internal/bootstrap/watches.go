@@ -20,6 +20,7 @@ import (
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 	"github.com/capk3s/capk3s/internal/k3s"
+	"github.com/capk3s/capk3s/internal/secretcache"
 	"github.com/capk3s/capk3s/internal/token"
 )
 
@@ -32,6 +33,13 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	log := ctrl.LoggerFrom(ctx)
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
+	}
+	if r.Secrets == nil {
+		secrets, err := secretcache.New(ctx, mgr, r.WatchNamespace)
+		if err != nil {
+			return err
+		}
+		r.Secrets = secrets
 	}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &bootstrapv1.KThreesConfig{}, datastoreSecretIndex, datastoreSecretNames); err != nil {
 		return fmt.Errorf("indexing KThreesConfigs by datastore Secret: %w", err)

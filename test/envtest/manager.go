@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	capisetup "sigs.k8s.io/cluster-api/core/setup"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -31,6 +32,9 @@ type ManagerOptions struct {
 	// really calls their webhooks: it loads the webhook configurations asynchronously
 	// and admits everything unchecked until then.
 	Ready func(ctx context.Context) error
+	// WrapTransport, if set, wraps every request the manager makes (its client, API
+	// reader and caches), so that a test can see what reaches the apiserver.
+	WrapTransport func(http.RoundTripper) http.RoundTripper
 }
 
 // StartManager creates a manager on the environment, lets setup register controllers
@@ -72,7 +76,12 @@ func (e *Environment) RunManager(opts ManagerOptions, setup func(ctx context.Con
 		}
 		mgrOpts.WebhookServer = e.WebhookServer()
 	}
-	if mgr, err = ctrl.NewManager(e.Config, mgrOpts); err != nil {
+	cfg := e.Config
+	if opts.WrapTransport != nil {
+		cfg = rest.CopyConfig(cfg)
+		cfg.Wrap(opts.WrapTransport)
+	}
+	if mgr, err = ctrl.NewManager(cfg, mgrOpts); err != nil {
 		return nil, nil, fmt.Errorf("creating manager: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
