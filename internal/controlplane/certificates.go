@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,7 +21,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
-	"github.com/capk3s/capk3s/internal/initguard"
 	"github.com/capk3s/capk3s/internal/k3s"
 	"github.com/capk3s/capk3s/internal/ownerref"
 )
@@ -71,14 +69,14 @@ var errCertificatesUnusable = errors.New("the cluster CAs are not usable")
 // (a certificate without key) does not work here.
 //
 // A Secret that is already right costs no write.
-func (r *Reconciler) reconcileCertificates(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane) (caSecrets, error) {
+//
+// serversMayHoldCAs answers, with the evidence, whether a server may already hold the
+// CAs (initguard.Started); it is asked only when a Secret is missing.
+func (r *Reconciler) reconcileCertificates(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane,
+	serversMayHoldCAs func() (string, error)) (caSecrets, error) {
 	log := ctrl.LoggerFrom(ctx)
 	clusterKey := util.ObjectKey(cluster)
 	owner := *metav1.NewControllerRef(kcp, controlplanev1.GroupVersion.WithKind("KThreesControlPlane"))
-	// Asked only when a Secret is missing, and then once per pass.
-	serversMayHoldCAs := sync.OnceValues(func() (string, error) {
-		return initguard.Started(ctx, r.Client, r.APIReader, cluster, kcp)
-	})
 
 	// Each Secret is read here rather than through Certificates.LookupOrGenerate,
 	// which reports a Secret without tls.crt and an API failure alike, as an

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/initguard"
 	"github.com/capk3s/capk3s/internal/secretcache"
 	"github.com/capk3s/capk3s/internal/staleconditions"
 	"github.com/capk3s/capk3s/internal/token"
@@ -251,17 +253,27 @@ var ownedConditions = []string{
 	controlplanev1.EtcdSnapshotsAvailableCondition,
 }
 
+// startedCheck is one pass's answer to "may a server already hold the cluster's
+// secrets?" (initguard.Started, which reads live): asked only when a CA or the token
+// is missing, and then once for all of them.
+func (r *Reconciler) startedCheck(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane) func() (string, error) {
+	return sync.OnceValues(func() (string, error) {
+		return initguard.Started(ctx, r.Client, r.APIReader, cluster, kcp)
+	})
+}
+
 // reconcile runs the steps in order; each returns early when its work is not done,
 // and a watch brings the control plane back when what it waits for changes.
 func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, seen *observed) (ctrl.Result, error) {
 	if !isTrue(cluster.Status.Initialization.InfrastructureProvisioned) {
 		return ctrl.Result{}, nil
 	}
-	cas, err := r.reconcileCertificates(ctx, cluster, kcp)
+	serversMayHoldSecrets := r.startedCheck(ctx, cluster, kcp)
+	cas, err := r.reconcileCertificates(ctx, cluster, kcp, serversMayHoldSecrets)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	tokenAvailable, err := r.reconcileToken(ctx, cluster, kcp)
+	tokenAvailable, err := r.reconcileToken(ctx, cluster, kcp, serversMayHoldSecrets)
 	if err != nil {
 		return ctrl.Result{}, err
 	}

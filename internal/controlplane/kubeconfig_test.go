@@ -40,7 +40,7 @@ func setupKubeconfigTest(t *testing.T, endpoint clusterv1.APIEndpoint) (string, 
 	ns := env.NewNamespace(t)
 	cluster, kcp := createStepTestCluster(t, ns, endpoint)
 	r, counter := countingReconciler(t)
-	if _, err := r.reconcileCertificates(context.Background(), cluster, kcp); err != nil {
+	if _, err := r.reconcileCertificates(context.Background(), cluster, kcp, r.startedCheck(context.Background(), cluster, kcp)); err != nil {
 		t.Fatalf("reconcileCertificates: %v", err)
 	}
 	counter.Reset()
@@ -155,6 +155,12 @@ func TestReconcileKubeconfigSplitsClientAndServerCA(t *testing.T) {
 	}
 	if !slices.Equal(crt.Subject.Organization, []string{"system:masters"}) {
 		t.Errorf("client certificate organization %v, want [system:masters]", crt.Subject.Organization)
+	}
+	// The client key is of the kind the CAs are (k3s.KeyAlgorithm), cheap to make.
+	if key, err := certs.DecodePrivateKeyPEM(onlyUser(t, cfg).ClientKeyData); err != nil {
+		t.Errorf("client key: %v", err)
+	} else if _, isECDSA := key.(*ecdsa.PrivateKey); !isECDSA {
+		t.Errorf("client key is %T, want an ECDSA key", key)
 	}
 	if _, err := clientcmd.NewDefaultClientConfig(*cfg, nil).ClientConfig(); err != nil {
 		t.Errorf("kubeconfig is not usable by client-go: %v", err)

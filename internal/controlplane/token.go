@@ -16,9 +16,13 @@ import (
 // made by older software are taken over and a lost token is noticed. It reports
 // TokenAvailable; available=false must stop any scale-up, since new machines could
 // not join.
-func (r *Reconciler) reconcileToken(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane) (available bool, err error) {
+//
+// serversMayHoldToken is the pass's one check whether a server may already hold the
+// cluster's secrets (shared with reconcileCertificates).
+func (r *Reconciler) reconcileToken(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane,
+	serversMayHoldToken func() (string, error)) (available bool, err error) {
 	log := ctrl.LoggerFrom(ctx)
-	var opts []token.Option
+	opts := []token.Option{token.WithStartedCheck(serversMayHoldToken)}
 	if r.APIReader != nil {
 		opts = append(opts, token.WithLiveReader(r.APIReader))
 	}

@@ -10,6 +10,7 @@ type Option func(*options)
 type options struct {
 	live    client.Reader
 	secrets client.Reader
+	started func() (string, error)
 }
 
 // secretReader is where the existing Secret is read from: the one given with
@@ -35,4 +36,12 @@ func WithSecretReader(r client.Reader) Option {
 // initialization be replaced.
 func WithLiveReader(r client.Reader) Option {
 	return func(o *options) { o.live = r }
+}
+
+// WithStartedCheck makes Reconcile ask started, instead of initguard.Started, whether a
+// server may already hold the token. A controller that also creates the cluster's CAs
+// in the same pass hands both steps one check (answered once), so that the pass reads
+// the Cluster, the control plane and their Machines and configs live only once.
+func WithStartedCheck(started func() (evidence string, err error)) Option {
+	return func(o *options) { o.started = started }
 }

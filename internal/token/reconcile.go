@@ -109,7 +109,11 @@ func recoverOrGenerate(ctx context.Context, c client.Client, cluster *clusterv1.
 	case found:
 		return tok, Result{Outcome: Recovered, Message: "join token Secret was missing; recovered it from a server's bootstrap data"}, nil
 	}
-	evidence, err := initguard.Started(ctx, c, o.live, cluster, kcp)
+	started := o.started
+	if started == nil {
+		started = func() (string, error) { return initguard.Started(ctx, c, o.live, cluster, kcp) }
+	}
+	evidence, err := started()
 	if err != nil {
 		return Token{}, Result{}, err
 	}
