@@ -8,8 +8,8 @@ import (
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 )
 
-// ownedConditions are the conditions this controller sets; the patch helper lets them
-// win over concurrent writers.
+// ownedConditions are the conditions this controller sets, besides Paused (stale ones
+// left by other software are dropped before the first status write).
 var ownedConditions = []string{
 	clusterv1.ReadyCondition,
 	bootstrapv1.DataSecretAvailableCondition,

@@ -11,13 +11,14 @@ import (
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
-	"sigs.k8s.io/cluster-api/util/patch"
+	"sigs.k8s.io/cluster-api/util/annotations"
 	"sigs.k8s.io/cluster-api/util/paused"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 	"github.com/capk3s/capk3s/internal/staleconditions"
+	"github.com/capk3s/capk3s/internal/statuspatch"
 )
 
 // +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io,resources=kthreesconfigs;kthreesconfigs/status,verbs=get;list;watch;update;patch
@@ -92,24 +93,31 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if err := staleconditions.Drop(ctx, r.Client, config, ownedConditions); err != nil {
 		return ctrl.Result{}, err
 	}
-	if isPaused, requeue, err := paused.EnsurePausedCondition(ctx, r.Client, cluster, config); err != nil || isPaused || requeue {
+	if annotations.IsPaused(cluster, config) {
+		// Paused=True is written at once, and nothing else is done.
+		_, _, err := paused.EnsurePausedCondition(ctx, r.Client, cluster, config)
 		return ctrl.Result{}, err
 	}
+
+	// The whole status goes in one write at the end of the pass, Paused included: each
+	// write of a config is one more event for this controller and CAPI's Machine or
+	// MachinePool controller.
+	pass := statuspatch.New(config)
+	write := func() error {
+		if _, err := pass.Write(ctx, r.Client, config); err != nil {
+			return fmt.Errorf("patching KThreesConfig: %w", err)
+		}
+		return nil
+	}
+	setCondition(config, clusterv1.PausedCondition, metav1.ConditionFalse, clusterv1.NotPausedReason, "")
 	if !config.DeletionTimestamp.IsZero() {
 		// The data Secret is owned by the config and goes with it.
-		return ctrl.Result{}, nil
-	}
-
-	patchHelper, err := patch.NewHelper(config, r.Client)
-	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("creating patch helper: %w", err)
+		return ctrl.Result{}, write()
 	}
 	defer func() {
 		setReady(config)
 		config.Status.ObservedGeneration = config.Generation
-		if err := patchHelper.Patch(ctx, config, patch.WithOwnedConditions{Conditions: ownedConditions}); err != nil {
-			reterr = errors.Join(reterr, fmt.Errorf("patching KThreesConfig: %w", err))
-		}
+		reterr = errors.Join(reterr, write())
 	}()
 
 	return ctrl.Result{}, r.reconcile(ctx, cluster, config, owner)

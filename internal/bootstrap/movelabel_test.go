@@ -182,10 +182,8 @@ func TestUserSecretsAreLabelledForClusterctlMove(t *testing.T) {
 	w := newSecretWrites(t, nil)
 
 	// Without a join token the first server reads its datastore Secrets, then waits.
-	for i := range 2 { // the first pass only records the Paused condition
-		if err := pass(w, config); err != nil {
-			t.Fatalf("pass %d: %v", i+1, err)
-		}
+	if err := pass(w, config); err != nil {
+		t.Fatal(err)
 	}
 	waitForReason(t, config, bootstrapv1.WaitingForTokenReason)
 	for _, n := range datastore {
@@ -195,7 +193,7 @@ func TestUserSecretsAreLabelledForClusterctlMove(t *testing.T) {
 	}
 	// pg-tls is read three times (CA, certificate, key) and written once.
 	if got, want := w.count(datastore...), map[string]int{"pg": 1, "pg-tls": 1}; !maps.Equal(got, want) {
-		t.Errorf("first passes: writes %v, want %v", got, want)
+		t.Errorf("first pass: writes %v, want %v", got, want)
 	}
 	before := resourceVersions(t, ns, datastore...)
 	if err := pass(w, config); err != nil {
@@ -269,7 +267,7 @@ func TestAlreadyLabelledUserSecretIsNotWritten(t *testing.T) {
 	})
 	w := newSecretWrites(t, nil)
 
-	if err := reconcileTwice(t, w, config); err != nil {
+	if err := pass(w, config); err != nil {
 		t.Fatalf("Reconcile: %v", err)
 	}
 	waitForDataSecret(t, config)
@@ -296,7 +294,7 @@ func TestFailedMoveLabelDoesNotHoldBackData(t *testing.T) {
 	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "motd", nil)
 	w := newSecretWrites(t, map[string]error{"motd": forbidden})
 
-	err := reconcileTwice(t, w, config)
+	err := pass(w, config)
 	if err == nil || !strings.Contains(err.Error(), "Secret motd") || !strings.Contains(err.Error(), "clusterctl move") || !apierrors.IsForbidden(err) {
 		t.Errorf("Reconcile = %v, want the label failure of Secret motd", err)
 	}

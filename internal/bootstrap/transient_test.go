@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
@@ -42,20 +41,6 @@ func clientFailingSecretReads(t *testing.T, namespace string, names ...string) c
 			return c.Get(ctx, key, obj, opts...)
 		},
 	})
-}
-
-// reconcileTwice runs the reconciler on the config the way the controller would: the
-// first pass only records the Paused condition; the second does the work, and its
-// error is returned.
-func reconcileTwice(t *testing.T, c client.Client, config *bootstrapv1.KThreesConfig) error {
-	t.Helper()
-	r := &Reconciler{Client: c}
-	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(config)}
-	if _, err := r.Reconcile(context.Background(), req); err != nil {
-		t.Fatalf("first pass: %v", err)
-	}
-	_, err := r.Reconcile(context.Background(), req)
-	return err
 }
 
 // createCAs makes the cluster CAs as the first server (or the control plane) does.
@@ -99,7 +84,7 @@ func TestTransientSecretErrorsAreRetriedNotWaitedFor(t *testing.T) {
 			markInitialized(t, cluster)
 			config := newMachineWithConfig(t, cluster, "machine-0", tt.server, tt.spec)
 
-			err := reconcileTwice(t, clientFailingSecretReads(t, ns, tt.failing(cluster.Name)...), config)
+			err := pass(clientFailingSecretReads(t, ns, tt.failing(cluster.Name)...), config)
 			if !apierrors.IsServiceUnavailable(err) {
 				t.Errorf("Reconcile = %v, want the read error returned (wrapped) for a retry", err)
 			}

@@ -28,6 +28,7 @@ import (
 	"github.com/capk3s/capk3s/internal/initguard"
 	"github.com/capk3s/capk3s/internal/secretcache"
 	"github.com/capk3s/capk3s/internal/staleconditions"
+	"github.com/capk3s/capk3s/internal/statuspatch"
 	"github.com/capk3s/capk3s/internal/token"
 	controlplanewebhooks "github.com/capk3s/capk3s/internal/webhooks/controlplane"
 )
@@ -197,7 +198,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{}, err
 	}
 
-	pass := newPassPatch(kcp)
+	pass := statuspatch.New(kcp)
 	// A control plane stored by cluster-api-k3s never went through the defaulting
 	// webhook: its machine template may still be in the old shape. The deferred
 	// patch stores it moved.
@@ -208,7 +209,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		setDatastoreHealth(kcp, seen)
 		setEtcdSnapshots(kcp, seen)
 		kcp.Status.ObservedGeneration = kcp.Generation
-		replaced, err := pass.write(ctx, r.Client, kcp)
+		replaced, err := pass.Write(ctx, r.Client, kcp)
 		r.writes.record(req.NamespacedName, replaced)
 		if err != nil {
 			reterr = errors.Join(reterr, fmt.Errorf("patching KThreesControlPlane: %w", err))

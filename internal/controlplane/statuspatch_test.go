@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/statuspatch"
 )
 
 // writeCounts counts the writes a client sends, by kind of request.
@@ -74,13 +75,13 @@ func TestAPassWritesItsStatusInOneRequest(t *testing.T) {
 	ctx := context.Background()
 
 	kcp := readControlPlane(t, created)
-	pass := newPassPatch(kcp)
+	pass := statuspatch.New(kcp)
 	kcp.Finalizers = append(kcp.Finalizers, controlplanev1.KThreesControlPlaneFinalizer)
 	conditions.Set(kcp, metav1.Condition{Type: controlplanev1.AvailableCondition, Status: metav1.ConditionFalse, Reason: controlplanev1.NotAvailableReason, Message: "not yet"})
 	kcp.Status.Replicas = ptr.To[int32](1)
 	kcp.Status.Version = "v1.31.4+k3s1"
 	var counts writeCounts
-	replaced, err := pass.write(ctx, countingWrites(t, &counts), kcp)
+	replaced, err := pass.Write(ctx, countingWrites(t, &counts), kcp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func TestAPassWritesItsStatusInOneRequest(t *testing.T) {
 
 	// Nothing changed: nothing is sent.
 	counts = writeCounts{}
-	replaced, err = newPassPatch(stored).write(ctx, countingWrites(t, &counts), stored.DeepCopy())
+	replaced, err = statuspatch.New(stored).Write(ctx, countingWrites(t, &counts), stored.DeepCopy())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,10 +110,10 @@ func TestAPassWritesItsStatusInOneRequest(t *testing.T) {
 
 	// Only the status changed: one status patch.
 	kcp = readControlPlane(t, created)
-	pass = newPassPatch(kcp)
+	pass = statuspatch.New(kcp)
 	kcp.Status.ReadyReplicas = ptr.To[int32](1)
 	counts = writeCounts{}
-	if _, err := pass.write(ctx, countingWrites(t, &counts), kcp); err != nil {
+	if _, err := pass.Write(ctx, countingWrites(t, &counts), kcp); err != nil {
 		t.Fatal(err)
 	}
 	if counts != (writeCounts{statusPatches: 1}) {
@@ -133,9 +134,9 @@ func TestAPassFromAStaleReadDoesNotOverwriteANewerStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	pass := newPassPatch(stale)
+	pass := statuspatch.New(stale)
 	stale.Status.Version = "v1.31.4+k3s1"
-	if _, err := pass.write(ctx, env.Client, stale); err != nil {
+	if _, err := pass.Write(ctx, env.Client, stale); err != nil {
 		t.Fatalf("a conflicting status write is the next pass's to redo, not an error: %v", err)
 	}
 	if got := readControlPlane(t, created).Status.Version; got != "v1.32.1+k3s1" {
