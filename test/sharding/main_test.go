@@ -12,6 +12,8 @@ import (
 var (
 	env       *envtest.Environment
 	simulator = &sim.Provider{}
+	// stackManager runs CAPI core and the simulator until the test binary exits.
+	stackManager envtest.SharedManager
 	// cleanups run after the tests, before the environment stops: the manager
 	// processes and the restarted apiserver outlive a failed test's own cleanup only
 	// until then.

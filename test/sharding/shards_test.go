@@ -57,17 +57,16 @@ func TestShardsSplitClusters(t *testing.T) {
 	}
 	cleanups = append(cleanups, restarter.Stop)
 	// CAPI core, the simulator and the webhooks run in this process, unfiltered, as
-	// the apiserver's admin: the audit log tells their writes from the shards'.
-	_, stopStack, err := env.RunManager(envtest.ManagerOptions{Webhooks: true}, func(ctx context.Context, mgr ctrl.Manager) error {
+	// the apiserver's admin: the audit log tells their writes from the shards'. The
+	// manager is never stopped (stopping it waits out its 30 s graceful shutdown).
+	stackManager.Start(t, env, envtest.ManagerOptions{Webhooks: true}, func(ctx context.Context, mgr ctrl.Manager) error {
 		return stack.Setup(ctx, mgr, stack.Options{Sim: simulator, Webhooks: true, WithoutCapk3s: true})
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = stopStack() })
 
 	shards := []*shard{{filter: "shard-a", cluster: "alpha"}, {filter: "shard-b", cluster: "bravo"}}
+	start := time.Now()
 	startShards(t, dir, shards)
+	t.Logf("both shards lead, %s after the build started", time.Since(start).Round(time.Second))
 
 	ns := env.NewNamespace(t)
 	// The clusters no running shard may touch go first: by the time the shards' own
@@ -81,11 +80,13 @@ func TestShardsSplitClusters(t *testing.T) {
 		own[s] = newCluster(ns, s.cluster, s.filter)
 		create(ctx, t, own[s])
 	}
+	start = time.Now()
 	for _, s := range shards {
 		if err := waitFor(ctx, convergeBound, available(own[s])); err != nil {
 			t.Fatalf("%s's cluster %s: %v", s.filter, s.cluster, err)
 		}
 	}
+	t.Logf("both shards' clusters Available in %s", time.Since(start).Round(time.Second))
 	// Each ignored cluster had an agent's KThreesConfig for the bootstrap managers to
 	// ignore (CAPI's MachineSet makes it without asking any control plane), so their
 	// silence about it means something.
