@@ -47,12 +47,16 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &bootstrapv1.KThreesConfig{}, passwdSecretIndex, passwdSecretNames); err != nil {
 		return fmt.Errorf("indexing KThreesConfigs by user password Secret: %w", err)
 	}
+	// The shard's filter (--watch-filter) on every watch but the Secrets': a Secret a
+	// config waits for (capk3s's token and CAs, the user's datastore or password
+	// Secret) need not carry the label, so secretToConfigs keeps the shard's configs.
+	shard := predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&bootstrapv1.KThreesConfig{}).
-		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(machineToConfig)).
-		Watches(&clusterv1.MachinePool{}, handler.EnqueueRequestsFromMapFunc(machinePoolToConfig)).
+		For(&bootstrapv1.KThreesConfig{}, builder.WithPredicates(shard)).
+		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(machineToConfig), builder.WithPredicates(shard)).
+		Watches(&clusterv1.MachinePool{}, handler.EnqueueRequestsFromMapFunc(machinePoolToConfig), builder.WithPredicates(shard)).
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToConfigs),
-			builder.WithPredicates(predicates.Any(mgr.GetScheme(), log,
+			builder.WithPredicates(shard, predicates.Any(mgr.GetScheme(), log,
 				predicates.ClusterPausedTransitionsOrInfrastructureProvisioned(mgr.GetScheme(), log),
 				clusterControlPlaneInitialized(),
 			))).
@@ -60,7 +64,6 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		// is never cached cluster-wide.
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.secretToConfigs), builder.OnlyMetadata).
 		WithOptions(options).
-		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
 		Complete(r)
 }
 
@@ -113,7 +116,7 @@ func (r *Reconciler) clusterToConfigs(ctx context.Context, o client.Object) []re
 // references.
 func (r *Reconciler) secretToConfigs(ctx context.Context, o client.Object) []reconcile.Request {
 	reqs := append(r.clusterSecretToConfigs(ctx, o), r.configsNaming(ctx, o, datastoreSecretIndex)...)
-	return append(reqs, r.configsNaming(ctx, o, passwdSecretIndex)...)
+	return r.inShard(ctx, append(reqs, r.configsNaming(ctx, o, passwdSecretIndex)...))
 }
 
 // configsNaming maps a Secret to the waiting configs that name it, by one of the

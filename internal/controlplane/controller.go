@@ -173,6 +173,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		}
 		return ctrl.Result{}, fmt.Errorf("reading KThreesControlPlane: %w", err)
 	}
+	if !r.handles(kcp) {
+		return ctrl.Result{}, nil
+	}
 	if r.writes.isReplaced(req.NamespacedName, kcp.ResourceVersion) {
 		log.V(4).Info("Skipping a pass: the cache has not caught up with this controller's last write yet", "resourceVersion", kcp.ResourceVersion)
 		return ctrl.Result{}, nil

@@ -22,11 +22,17 @@ import (
 // disagree.
 
 // desiredLabels are a server's labels: the template's, then the ones that tie it to
-// the cluster and control plane (these win, since selection depends on them).
+// the cluster and control plane (these win, since selection depends on them). The
+// control plane's watch-filter label is its servers' too: a manager started with
+// --watch-filter sees only labelled objects, and the server's Machine and
+// KThreesConfig must reach the shard that handles the control plane.
 func desiredLabels(kcp *controlplanev1.KThreesControlPlane, cluster *clusterv1.Cluster) map[string]string {
 	labels := maps.Clone(kcp.Spec.MachineTemplate.ObjectMeta.Labels)
 	if labels == nil {
 		labels = map[string]string{}
+	}
+	if shard, ok := kcp.Labels[clusterv1.WatchLabel]; ok {
+		labels[clusterv1.WatchLabel] = shard
 	}
 	labels[clusterv1.ClusterNameLabel] = cluster.Name
 	labels[clusterv1.MachineControlPlaneLabel] = ""

@@ -30,3 +30,31 @@ func TestDesiredKThreesConfigLeavesOutWhatIsNotRendered(t *testing.T) {
 		t.Error("the control plane's own spec was changed")
 	}
 }
+
+// A control plane's shard (its watch-filter label) is its servers': a filtered
+// manager hears of a server's Machine and KThreesConfig only if they carry it.
+func TestDesiredLabelsCarryTheControlPlanesShard(t *testing.T) {
+	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "c1"}}
+	for _, tt := range []struct {
+		name          string
+		kcp, template map[string]string
+		want          string
+		wantLabelled  bool
+	}{
+		{name: "unlabelled", wantLabelled: false},
+		{name: "the control plane's label", kcp: map[string]string{clusterv1.WatchLabel: "shard-a"}, want: "shard-a", wantLabelled: true},
+		{name: "the template's label alone", template: map[string]string{clusterv1.WatchLabel: "shard-b"}, want: "shard-b", wantLabelled: true},
+		{name: "the control plane's label wins",
+			kcp: map[string]string{clusterv1.WatchLabel: "shard-a"}, template: map[string]string{clusterv1.WatchLabel: "shard-b"},
+			want: "shard-a", wantLabelled: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			kcp := &controlplanev1.KThreesControlPlane{ObjectMeta: metav1.ObjectMeta{Name: "cp", Labels: tt.kcp}}
+			kcp.Spec.MachineTemplate.ObjectMeta.Labels = tt.template
+			got, ok := desiredLabels(kcp, cluster)[clusterv1.WatchLabel]
+			if ok != tt.wantLabelled || got != tt.want {
+				t.Errorf("watch-filter label = %q (set: %v), want %q (set: %v)", got, ok, tt.want, tt.wantLabelled)
+			}
+		})
+	}
+}

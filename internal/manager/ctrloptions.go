@@ -26,7 +26,7 @@ func (o *Options) ManagerOptions(scheme *runtime.Scheme) (ctrl.Options, error) {
 		Scheme: scheme,
 
 		LeaderElection:   o.LeaderElect,
-		LeaderElectionID: o.LeaderElectionID,
+		LeaderElectionID: o.leaderElectionID(),
 		// Left empty, controller-runtime reads the Pod's namespace from its service
 		// account mount.
 		LeaderElectionNamespace: o.LeaderElectNamespace,

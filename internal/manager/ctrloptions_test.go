@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -138,5 +139,40 @@ func TestManagerOptionsRejectsBadTLS(t *testing.T) {
 	o := parse(t, "--tls-min-version=VersionTLS99")
 	if _, err := o.ManagerOptions(runtime.NewScheme()); err == nil {
 		t.Fatal("expected an error for an unknown TLS version")
+	}
+}
+
+// Shards of one binary (--watch-filter) must not share a Lease: all but one would
+// wait forever.
+func TestManagerOptionsLeaderElectionIDPerShard(t *testing.T) {
+	const id = "kthrees-test-leader-election"
+	tests := []struct {
+		filter, want string
+	}{
+		{"", id},
+		{"shard-a", id + "-shard-a"},
+		{"eu.west-1", id + "-eu.west-1"},
+		// Not valid in a Lease name: hashed (FNV-1a), each value to its own name.
+		{"Shard_A", id + "-f5210127"},
+		{"shard_a", id + "-e3d8f427"},
+	}
+	seen := map[string]string{}
+	for _, tt := range tests {
+		o := parse(t, "--leader-elect", "--watch-filter="+tt.filter)
+		o.LeaderElectionID = id
+		got, err := o.ManagerOptions(runtime.NewScheme())
+		if err != nil {
+			t.Fatalf("ManagerOptions: %v", err)
+		}
+		if got.LeaderElectionID != tt.want {
+			t.Errorf("--watch-filter=%q: LeaderElectionID = %q, want %q", tt.filter, got.LeaderElectionID, tt.want)
+		}
+		if msgs := validation.IsDNS1123Subdomain(got.LeaderElectionID); len(msgs) > 0 {
+			t.Errorf("--watch-filter=%q: LeaderElectionID %q is no valid Lease name: %v", tt.filter, got.LeaderElectionID, msgs)
+		}
+		if other, dup := seen[got.LeaderElectionID]; dup {
+			t.Errorf("--watch-filter=%q and %q share the Lease %q", tt.filter, other, got.LeaderElectionID)
+		}
+		seen[got.LeaderElectionID] = tt.filter
 	}
 }

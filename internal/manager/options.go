@@ -31,7 +31,8 @@ const (
 // command line flags by AddFlags; LeaderElectionID is not, because each
 // binary needs its own fixed lease name that users must not change by accident.
 type Options struct {
-	// LeaderElectionID names the Lease the replicas of one binary compete for.
+	// LeaderElectionID names the Lease the replicas of one binary compete for; a
+	// shard (--watch-filter) appends its filter value (leaderelection.go).
 	LeaderElectionID string
 
 	LeaderElect              bool

@@ -1,42 +1,16 @@
 package chaos
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"os"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
 	"github.com/capk3s/capk3s/test/envtest"
 )
 
-// auditPolicy records who wrote what, without bodies.
-const auditPolicy = `apiVersion: audit.k8s.io/v1
-kind: Policy
-omitStages: ["RequestReceived"]
-rules:
-- level: Metadata
-  verbs: ["create", "update", "patch", "delete", "deletecollection"]
-- level: None
-`
-
-// auditEvent is the part of an audit log line the checker reads.
-type auditEvent struct {
-	Verb string `json:"verb"`
-	User struct {
-		Username string `json:"username"`
-	} `json:"user"`
-	ObjectRef struct {
-		Resource, Namespace, Name string
-	} `json:"objectRef"`
-	ResponseStatus struct {
-		Code int `json:"code"`
-	} `json:"responseStatus"`
-	Received time.Time `json:"requestReceivedTimestamp"`
-}
+// auditEvent is one write as the audit log records it.
+type auditEvent = envtest.AuditEvent
 
 // write is one write by a manager replica.
 type write struct {
@@ -101,30 +75,10 @@ func (c *leaderChecker) run(ctx context.Context) {
 
 // read handles the complete lines after offset and returns the new offset.
 func (c *leaderChecker) read(offset int64) int64 {
-	f, err := os.Open(c.path)
+	events, offset, err := envtest.ReadAuditLog(c.path, offset)
 	if err != nil {
 		return offset
 	}
-	defer func() { _ = f.Close() }()
-	if _, err := f.Seek(offset, 0); err != nil {
-		return offset
-	}
-	var events []auditEvent
-	r := bufio.NewReaderSize(f, 1<<20)
-	for {
-		line, err := r.ReadBytes('\n')
-		if err != nil {
-			break // an incomplete line is read again next time
-		}
-		offset += int64(len(line))
-		var e auditEvent
-		if json.Unmarshal(line, &e) == nil {
-			events = append(events, e)
-		}
-	}
-	// Lines come in the order requests completed; decisions were made in the order
-	// they were received.
-	sort.Slice(events, func(i, j int) bool { return events[i].Received.Before(events[j].Received) })
 	for _, e := range events {
 		c.event(e)
 	}

@@ -20,9 +20,6 @@ const (
 	retryPeriod   = time.Second
 	// replicas of each manager.
 	replicas = 2
-	// acquiredLease is what client-go's leader election logs once a process leads
-	// ("Successfully acquired lease", capitalised since structured logging).
-	acquiredLease = "uccessfully acquired lease"
 )
 
 // managers are the replicas of both manager binaries.
@@ -91,7 +88,7 @@ func (m *managers) all() []*envtest.ManagerProcess {
 // the lease's acquisition in its current run (a replica that loses its lease exits).
 func (m *managers) leader(cmd string) *envtest.ManagerProcess {
 	for _, p := range m.procs[cmd] {
-		if p.Running() && !p.Exited() && strings.Contains(p.CurrentLog(), acquiredLease) {
+		if p.Leads() {
 			return p
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -78,16 +77,11 @@ func TestChaosManagers(t *testing.T) {
 
 	// The audit log attributes every write to a replica; envtest's apiserver has
 	// none, so it is restarted with one first (this restart is not a fault).
-	audit, policy := filepath.Join(dir, "audit.log"), filepath.Join(dir, "audit-policy.yaml")
-	if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+	audit, restarter, err := env.AuditWrites(ctx, dir)
+	if err != nil {
 		t.Fatal(err)
 	}
-	restarter := env.NewAPIServerRestarter(filepath.Join(dir, "kube-apiserver.log"),
-		"--audit-policy-file="+policy, "--audit-log-path="+audit, "--audit-log-mode=blocking")
 	cleanups = append(cleanups, restarter.Stop)
-	if err := restarter.Restart(ctx, 0); err != nil {
-		t.Fatal(err)
-	}
 
 	// CAPI core, the simulator and the webhooks stay in this process.
 	_, stopStack, err := env.RunManager(envtest.ManagerOptions{Webhooks: true}, func(ctx context.Context, mgr ctrl.Manager) error {

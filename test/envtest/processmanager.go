@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -236,6 +237,16 @@ func (p *ManagerProcess) CurrentLog() string {
 		return ""
 	}
 	return string(b[from:])
+}
+
+// acquiredLease is what client-go's leader election logs once a process leads
+// ("Successfully acquired lease", capitalised since structured logging).
+const acquiredLease = "uccessfully acquired lease"
+
+// Leads says the process runs and has acquired its Lease in its current run (a
+// manager that loses its Lease exits).
+func (p *ManagerProcess) Leads() bool {
+	return p.Running() && !p.Exited() && strings.Contains(p.CurrentLog(), acquiredLease)
 }
 
 // WaitReady polls /readyz until it answers 200, the process exits, or ctx ends.
