@@ -168,7 +168,7 @@ func kubeconfigCAsFrom(serverCA, clientCA *corev1.Secret) (*kubeconfigCAs, error
 // newKubeconfig returns a serialized admin kubeconfig with a fresh client key
 // and certificate.
 func (cas *kubeconfigCAs) newKubeconfig(clusterName, server string) ([]byte, error) {
-	cfg, err := kubeconfig.New(clusterName, server, cas.clientCA, cas.clientCAKey, kubeconfig.KeyEncryptionAlgorithm(k3s.KeyAlgorithm))
+	cfg, err := kubeconfig.New(clusterName, server, cas.clientCA, cas.clientCAKey, kubeconfig.KeyEncryptionAlgorithm(k3s.ClientKeyAlgorithm))
 	if err != nil {
 		return nil, fmt.Errorf("generating kubeconfig: %w", err)
 	}

@@ -156,7 +156,7 @@ func TestReconcileKubeconfigSplitsClientAndServerCA(t *testing.T) {
 	if !slices.Equal(crt.Subject.Organization, []string{"system:masters"}) {
 		t.Errorf("client certificate organization %v, want [system:masters]", crt.Subject.Organization)
 	}
-	// The client key is of the kind the CAs are (k3s.KeyAlgorithm), cheap to make.
+	// The client key is ECDSA (k3s.ClientKeyAlgorithm), cheap to make.
 	if key, err := certs.DecodePrivateKeyPEM(onlyUser(t, cfg).ClientKeyData); err != nil {
 		t.Errorf("client key: %v", err)
 	} else if _, isECDSA := key.(*ecdsa.PrivateKey); !isECDSA {

@@ -21,21 +21,22 @@ const (
 // The name is cluster-api-k3s's, so its clusters are taken over as they are.
 const ClientCA secret.Purpose = "cca"
 
-// KeyAlgorithm is the key type of the CAs and client certificates capk3s generates:
-// ECDSA P-256, the kind of key k3s generates for its own certificates. Generating one
-// costs a fraction of an RSA-2048 key, which at hundreds of clusters was the largest
-// single cost of a control plane's first pass (docs/performance.md). Existing CAs,
-// whatever their keys, are used as they are.
-const KeyAlgorithm = kubeadmbootstrapv1.EncryptionAlgorithmECDSAP256
+// ClientKeyAlgorithm is the key type of the client certificates capk3s generates (the
+// kubeconfig's): ECDSA P-256, which k3s's API server accepts like any client key, and
+// which costs a fraction of an RSA-2048 key to generate; at hundreds of clusters, RSA
+// key generation was the largest single CPU cost of the control plane
+// (docs/performance.md). The CAs keep CAPI's default (RSA-2048): tools beside the
+// control plane may read them, and CAPI's in-memory test infrastructure, for one,
+// accepts only RSA CA keys.
+const ClientKeyAlgorithm = kubeadmbootstrapv1.EncryptionAlgorithmECDSAP256
 
 // ClusterCertificates are the CAs every k3s server of a cluster shares, with the
 // paths they are written to: the server CA (<cluster>-ca), the client CA
-// (<cluster>-cca) and the etcd server CA (<cluster>-etcd). Missing ones are generated
-// with KeyAlgorithm keys.
+// (<cluster>-cca) and the etcd server CA (<cluster>-etcd).
 func ClusterCertificates() secret.Certificates {
 	return secret.Certificates{
-		&secret.Certificate{Purpose: secret.ClusterCA, CertFile: ServerCACertPath, KeyFile: ServerCAKeyPath, KeyEncryptionAlgorithm: KeyAlgorithm},
-		&secret.Certificate{Purpose: ClientCA, CertFile: ClientCACertPath, KeyFile: ClientCAKeyPath, KeyEncryptionAlgorithm: KeyAlgorithm},
-		&secret.Certificate{Purpose: secret.EtcdCA, CertFile: EtcdCACertPath, KeyFile: EtcdCAKeyPath, KeyEncryptionAlgorithm: KeyAlgorithm},
+		&secret.Certificate{Purpose: secret.ClusterCA, CertFile: ServerCACertPath, KeyFile: ServerCAKeyPath},
+		&secret.Certificate{Purpose: ClientCA, CertFile: ClientCACertPath, KeyFile: ClientCAKeyPath},
+		&secret.Certificate{Purpose: secret.EtcdCA, CertFile: EtcdCACertPath, KeyFile: EtcdCAKeyPath},
 	}
 }

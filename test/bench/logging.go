@@ -7,10 +7,10 @@ import (
 )
 
 // benchLogger keeps the reconcilers quiet: at hundreds of clusters their info logs
-// would cost more than what is measured. -v shows errors. Either way the logger
+// would cost more than what is measured. -log-errors shows errors. Either way the logger
 // carries each reconcile's controller name for the request counter (attribution.go).
-func benchLogger(verbose bool) logr.Logger {
-	if !verbose {
+func benchLogger(errors bool) logr.Logger {
+	if !errors {
 		return withAttribution(logr.Discard())
 	}
 	return withAttribution(zap.New(zap.Level(zapcore.ErrorLevel)))

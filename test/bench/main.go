@@ -23,6 +23,8 @@ type options struct {
 	idle     time.Duration
 	timeout  time.Duration
 	verbose  bool
+	// logErrors shows the controllers' error logs (stderr).
+	logErrors bool
 	// traceIdle prints every write of the idle window (stderr).
 	traceIdle bool
 	// traceWrites prints every write from the first cluster's creation on (stderr).
@@ -43,6 +45,7 @@ func main() {
 	fs.DurationVar(&o.idle, "idle", 60*time.Second, "idle window after all clusters are ready, in which requests are counted again")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up when clusters are not all ready by then")
 	fs.BoolVar(&o.verbose, "v", false, "print progress while waiting")
+	fs.BoolVar(&o.logErrors, "log-errors", false, "print the controllers' error logs (at hundreds of clusters, the ClusterCache's connection retries alone cost CPU when logged)")
 	fs.BoolVar(&o.traceWrites, "trace-writes", false, "print every write from the start, with the object and the start of the request body (stderr); use with few clusters")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write the process's CPU profile, from the first cluster's creation to the end of the idle window, to this file (go tool pprof); with -compare, <file>.<provider>.<round>")
 	fs.BoolVar(&o.traceIdle, "trace-idle", false, "print every write of the idle window, with the object and the start of the request body (stderr)")

@@ -23,7 +23,7 @@ const creators = 8
 
 // measure runs provider p once on a fresh control plane and returns what it measured.
 func measure(ctx context.Context, p provider, o options, logf func(string)) (_ *result, retErr error) {
-	ctrl.SetLogger(benchLogger(o.verbose))
+	ctrl.SetLogger(benchLogger(o.logErrors))
 	env, err := startEnvironment()
 	if err != nil {
 		return nil, err
