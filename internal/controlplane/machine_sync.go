@@ -7,7 +7,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/cluster-api/util/patch"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
@@ -21,8 +20,9 @@ import (
 // "MinReadySeconds and UpToDate propagation"); the Cluster's
 // ControlPlaneMachinesUpToDate and this control plane's counters read it.
 //
-// The patch helper writes spec and status only where they changed, so a Machine that
-// is already right costs no write. A Machine being deleted keeps its spec (CAPI's
+// The patch helper writes metadata and spec only where they changed, and the condition
+// is applied only when it differs (machine_uptodate.go), so a Machine that is already
+// right costs no write. A Machine being deleted keeps its spec (CAPI's
 // deletion is under way) and only gets its condition.
 func (r *Reconciler) syncMachine(ctx context.Context, kcp *controlplanev1.KThreesControlPlane, m *clusterv1.Machine,
 	objs serverObjects, wantLabels, wantAnnotations map[string]string) error {
@@ -39,26 +39,26 @@ func (r *Reconciler) syncMachine(ctx context.Context, kcp *controlplanev1.KThree
 		m.Spec.MinReadySeconds = desiredMinReadySeconds(kcp)
 		m.Spec.Taints = desiredTaints(kcp)
 	}
-	setMachineUpToDate(m, upToDateReason(m, objs, kcp, time.Now()))
+	upToDate := machineUpToDate(upToDateReason(m, objs, kcp, time.Now()))
 	if updatingInPlace(m) {
 		// CAPI's reason for a Machine whose spec is the wanted one while it still
 		// updates in place.
-		conditions.Set(m, metav1.Condition{Type: clusterv1.MachineUpToDateCondition, Status: metav1.ConditionFalse,
-			Reason: clusterv1.MachineUpToDateUpdatingReason, Message: "* Updating in place"})
+		upToDate = metav1.Condition{Type: clusterv1.MachineUpToDateCondition, Status: metav1.ConditionFalse,
+			Reason: clusterv1.MachineUpToDateUpdatingReason, Message: "* Updating in place"}
 	}
-	if err := helper.Patch(ctx, m, patch.WithOwnedConditions{Conditions: []string{clusterv1.MachineUpToDateCondition}}); err != nil {
+	if err := helper.Patch(ctx, m); err != nil {
 		return fmt.Errorf("updating Machine %s in place: %w", m.Name, err)
 	}
-	return nil
+	return r.applyMachineUpToDate(ctx, m, upToDate)
 }
 
-// setMachineUpToDate sets the Machine's UpToDate condition from upToDateReason's
-// verdict. The message is a "* "-prefixed line, the shape CAPI's controllers use, so
-// that tools that aggregate the condition across Machines read it as they read KCP's.
-func setMachineUpToDate(m *clusterv1.Machine, reason string) {
+// machineUpToDate is the Machine's UpToDate condition from upToDateReason's verdict.
+// The message is a "* "-prefixed line, the shape CAPI's controllers use, so that tools
+// that aggregate the condition across Machines read it as they read KCP's.
+func machineUpToDate(reason string) metav1.Condition {
 	c := metav1.Condition{Type: clusterv1.MachineUpToDateCondition, Status: metav1.ConditionTrue, Reason: clusterv1.MachineUpToDateReason}
 	if reason != "" {
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, clusterv1.MachineNotUpToDateReason, "* "+reason
 	}
-	conditions.Set(m, c)
+	return c
 }
