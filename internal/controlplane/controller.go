@@ -10,10 +10,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/controllers/clustercache"
 	runtimeclient "sigs.k8s.io/cluster-api/exp/runtime/client"
 	"sigs.k8s.io/cluster-api/util"
+	"sigs.k8s.io/cluster-api/util/annotations"
+	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/cluster-api/util/paused"
 	"sigs.k8s.io/cluster-api/util/predicates"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -197,11 +200,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if err := staleconditions.Drop(ctx, r.Client, kcp, ownedConditions); err != nil {
 		return ctrl.Result{}, err
 	}
-	if isPaused, requeue, err := paused.EnsurePausedCondition(ctx, r.Client, cluster, kcp); err != nil || isPaused || requeue {
+	if annotations.IsPaused(cluster, kcp) {
+		// Paused=True is written at once, and nothing else is done.
+		_, _, err := paused.EnsurePausedCondition(ctx, r.Client, cluster, kcp)
 		return ctrl.Result{}, err
 	}
 
+	// The whole status goes in one write at the end of the pass, Paused=False
+	// included: CAPI's helper would write it on its own first and end the pass, one
+	// more write and one more pass for every new or unpaused control plane.
 	pass := statuspatch.New(kcp)
+	conditions.Set(kcp, metav1.Condition{Type: clusterv1.PausedCondition, Status: metav1.ConditionFalse, Reason: clusterv1.NotPausedReason})
 	// A control plane stored by cluster-api-k3s never went through the defaulting
 	// webhook: its machine template may still be in the old shape. The deferred
 	// patch stores it moved.
