@@ -73,6 +73,9 @@ type Reconciler struct {
 	// writes skips passes that start from an object this controller has already
 	// written over (ownwrites.go); set up by SetupWithManager.
 	writes *ownWrites
+	// machineApplies skips applying a server's UpToDate condition again from a copy
+	// older than the last apply (machine_uptodate.go); set up by SetupWithManager.
+	machineApplies *machineApplies
 }
 
 // SetupWithManager registers the controller. Owned Secrets are watched by metadata
@@ -125,6 +128,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	}
 	r.controller = c
 	r.writes = newOwnWrites()
+	r.machineApplies = newMachineApplies()
 	return nil
 }
 

@@ -126,3 +126,85 @@ func TestMachineUpToDateIsWrittenWithoutConflictFromAStaleCopy(t *testing.T) {
 		t.Errorf("a Machine already UpToDate got %d status patches; want none", *patches)
 	}
 }
+
+// Under load the cache hands a pass older versions of a Machine than the one the last
+// apply made: CAPI's Machine controller wrote them before the apply, and their events
+// are still on their way. Such a copy lacks the condition, yet applying it again would
+// change nothing; it is not sent. A newer version without the condition (another
+// writer removed it) gets it back.
+func TestMachineUpToDateIsNotAppliedAgainFromACopyOlderThanTheApply(t *testing.T) {
+	ctx := context.Background()
+	ns := env.NewNamespace(t)
+	m := &clusterv1.Machine{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "m"},
+		Spec: clusterv1.MachineSpec{
+			ClusterName: "c1", Bootstrap: clusterv1.Bootstrap{DataSecretName: ptr.To("m")},
+			InfrastructureRef: clusterv1.ContractVersionedObjectReference{
+				APIGroup: builder.InfrastructureGroupVersion.Group, Kind: builder.GenericInfrastructureMachineKind, Name: "m",
+			},
+		},
+	}
+	if err := env.Client.Create(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	created := m.DeepCopy()
+	otherWriterChanges(ctx, t, client.ObjectKeyFromObject(m))
+	written := &clusterv1.Machine{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(m), written); err != nil {
+		t.Fatal(err)
+	}
+
+	var patches int
+	inner, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := interceptor.NewClient(inner, interceptor.Funcs{
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+			patches++
+			return c.SubResource(sub).Patch(ctx, obj, p, opts...)
+		},
+	})
+	r := &Reconciler{Client: c, machineApplies: newMachineApplies()}
+	want := machineUpToDate("")
+
+	// A pass reads the newest version and applies.
+	if err := r.applyMachineUpToDate(ctx, written.DeepCopy(), want); err != nil {
+		t.Fatal(err)
+	}
+	if patches != 1 {
+		t.Fatalf("the first apply sent %d status patches, want 1", patches)
+	}
+	// The next passes read the versions from before the apply, in the order the cache
+	// delivers them: nothing is sent, and the pass's copy shows the condition.
+	for _, old := range []*clusterv1.Machine{created, written} {
+		patches = 0
+		copied := old.DeepCopy()
+		if err := r.applyMachineUpToDate(ctx, copied, want); err != nil {
+			t.Fatal(err)
+		}
+		if patches != 0 {
+			t.Errorf("a copy at resourceVersion %s, older than the apply, led to %d status patches; want none", old.ResourceVersion, patches)
+		}
+		if !conditions.IsTrue(copied, clusterv1.MachineUpToDateCondition) {
+			t.Errorf("the pass's copy does not show the applied condition: %+v", copied.Status.Conditions)
+		}
+	}
+
+	// Another writer drops the condition: the newer version gets it again.
+	stored := &clusterv1.Machine{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(m), stored); err != nil {
+		t.Fatal(err)
+	}
+	conditions.Delete(stored, clusterv1.MachineUpToDateCondition)
+	if err := env.Client.Status().Update(ctx, stored); err != nil {
+		t.Fatal(err)
+	}
+	patches = 0
+	if err := r.applyMachineUpToDate(ctx, stored, want); err != nil {
+		t.Fatal(err)
+	}
+	if patches != 1 {
+		t.Errorf("a newer version without the condition led to %d status patches; want 1", patches)
+	}
+}
