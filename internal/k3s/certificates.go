@@ -25,9 +25,10 @@ const ClientCA secret.Purpose = "cca"
 // kubeconfig's): ECDSA P-256, which k3s's API server accepts like any client key, and
 // which costs a fraction of an RSA-2048 key to generate; at hundreds of clusters, RSA
 // key generation was the largest single CPU cost of the control plane
-// (docs/performance.md). The CAs keep CAPI's default (RSA-2048): tools beside the
-// control plane may read them, and CAPI's in-memory test infrastructure, for one,
-// accepts only RSA CA keys.
+// (docs/performance.md). The client CA, which only k3s and capk3s read, is ECDSA
+// too, as k3s makes its own CAs; the server and etcd CAs keep CAPI's default
+// (RSA-2048): tools beside the control plane read them, and CAPI's in-memory test
+// infrastructure, for one, accepts only RSA keys for them.
 const ClientKeyAlgorithm = kubeadmbootstrapv1.EncryptionAlgorithmECDSAP256
 
 // ClusterCertificates are the CAs every k3s server of a cluster shares, with the
@@ -36,7 +37,7 @@ const ClientKeyAlgorithm = kubeadmbootstrapv1.EncryptionAlgorithmECDSAP256
 func ClusterCertificates() secret.Certificates {
 	return secret.Certificates{
 		&secret.Certificate{Purpose: secret.ClusterCA, CertFile: ServerCACertPath, KeyFile: ServerCAKeyPath},
-		&secret.Certificate{Purpose: ClientCA, CertFile: ClientCACertPath, KeyFile: ClientCAKeyPath},
+		&secret.Certificate{Purpose: ClientCA, CertFile: ClientCACertPath, KeyFile: ClientCAKeyPath, KeyEncryptionAlgorithm: ClientKeyAlgorithm},
 		&secret.Certificate{Purpose: secret.EtcdCA, CertFile: EtcdCACertPath, KeyFile: EtcdCAKeyPath},
 	}
 }
