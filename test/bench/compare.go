@@ -23,7 +23,7 @@ import (
 // other's (the median over the rounds).
 func runCompare(w io.Writer, o options, args []string) error {
 	providers := strings.Split(o.compare, ",")
-	childArgs := withoutFlags(args, "compare", "rounds", "provider", "cpuprofile")
+	childArgs := withoutFlags(args, "compare", "rounds", "provider", "cpuprofile", "apiserver-cpuprofile")
 	// Interrupted, each child is asked to stop as well, so that it stops what it started.
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
@@ -34,6 +34,9 @@ func runCompare(w io.Writer, o options, args []string) error {
 			args := append(slices.Clone(childArgs), "-provider="+p)
 			if o.cpuProfile != "" {
 				args = append(args, fmt.Sprintf("-cpuprofile=%s.%s.%d", o.cpuProfile, p, round))
+			}
+			if o.apiserverProfile != "" {
+				args = append(args, fmt.Sprintf("-apiserver-cpuprofile=%s.%s.%d", o.apiserverProfile, p, round))
 			}
 			r, err := runChild(ctx, w, args)
 			if err != nil {

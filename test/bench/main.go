@@ -31,6 +31,10 @@ type options struct {
 	traceWrites bool
 	// cpuProfile, when set, is where the run writes its CPU profile (pprof).
 	cpuProfile string
+	// apiserverProfile, when set, is where a 30 s CPU profile of the kube-apiserver goes,
+	// taken apiserverProfileAt after the first cluster's creation.
+	apiserverProfile   string
+	apiserverProfileAt time.Duration
 }
 
 func main() {
@@ -48,6 +52,8 @@ func main() {
 	fs.BoolVar(&o.logErrors, "log-errors", false, "print the controllers' error logs (at hundreds of clusters, the ClusterCache's connection retries alone cost CPU when logged)")
 	fs.BoolVar(&o.traceWrites, "trace-writes", false, "print every write from the start, with the object and the start of the request body (stderr); use with few clusters")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write the process's CPU profile, from the first cluster's creation to the end of the idle window, to this file (go tool pprof); with -compare, <file>.<provider>.<round>")
+	fs.StringVar(&o.apiserverProfile, "apiserver-cpuprofile", "", "write a 30 s CPU profile of the kube-apiserver to this file, starting -apiserver-profile-at after the first cluster's creation (go tool pprof); with -compare, <file>.<provider>.<round>")
+	fs.DurationVar(&o.apiserverProfileAt, "apiserver-profile-at", time.Minute, "when the kube-apiserver's CPU profile starts, after the first cluster's creation")
 	fs.BoolVar(&o.traceIdle, "trace-idle", false, "print every write of the idle window, with the object and the start of the request body (stderr)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)

@@ -72,6 +72,7 @@ func measure(ctx context.Context, p provider, o options, logf func(string)) (_ *
 	}
 	defer stopProfile()
 	start := time.Now()
+	apiserverProfiled := profileAPIServer(mgrCtx, env.Config, o.apiserverProfile, o.apiserverProfileAt)
 	created, err := createClusters(ctx, c, p, namespace, o, h)
 	if err != nil {
 		return nil, err
@@ -101,6 +102,16 @@ func measure(ctx context.Context, p provider, o options, logf func(string)) (_ *
 	}
 	idle := h.counter.snapshot().since(provisioning)
 	stopProfile()
+	if o.apiserverProfile != "" {
+		select {
+		case err := <-apiserverProfiled:
+			if err != nil {
+				logf(err.Error())
+			}
+		default:
+			logf("-apiserver-cpuprofile: the run ended before the profile was taken")
+		}
+	}
 
 	runtime.GC()
 	var mem runtime.MemStats
