@@ -76,6 +76,10 @@ type Reconciler struct {
 	// machineApplies skips applying a server's UpToDate condition again from a copy
 	// older than the last apply (machine_uptodate.go); set up by SetupWithManager.
 	machineApplies *machineApplies
+	// expectations holds steps on the servers back while the Machine cache lags behind
+	// this controller's own creates and deletes (machine_expectations.go); set up by
+	// SetupWithManager.
+	expectations *machineExpectations
 }
 
 // SetupWithManager registers the controller. Owned Secrets are watched by metadata
@@ -127,9 +131,16 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		return err
 	}
 	r.controller = c
+	r.initMemory()
+	return nil
+}
+
+// initMemory sets up what the Reconciler remembers from pass to pass of this process:
+// its own writes, which its caches may lag behind.
+func (r *Reconciler) initMemory() {
 	r.writes = newOwnWrites()
 	r.machineApplies = newMachineApplies()
-	return nil
+	r.expectations = newMachineExpectations()
 }
 
 // secrets reads the Secrets every pass reads: through r.Secrets, or the client when
@@ -176,6 +187,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if err := r.Client.Get(ctx, req.NamespacedName, kcp); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.writes.forget(req.NamespacedName)
+			r.expectations.forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("reading KThreesControlPlane: %w", err)
@@ -222,8 +234,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	var seen observed
 	defer func() {
 		setStatus(cluster, kcp, seen)
-		setDatastoreHealth(kcp, seen)
-		setEtcdSnapshots(kcp, seen)
+		if !seen.machineCacheBehind {
+			setDatastoreHealth(kcp, seen)
+			setEtcdSnapshots(kcp, seen)
+		}
 		kcp.Status.ObservedGeneration = kcp.Generation
 		replaced, err := pass.Write(ctx, r.Client, kcp)
 		r.writes.record(req.NamespacedName, replaced)
@@ -233,7 +247,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}()
 
 	if !kcp.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.reconcileDelete(ctx, cluster, kcp, &seen)
+		return r.reconcileDelete(ctx, cluster, kcp, &seen)
 	}
 	setTrueWhen(kcp, controlplanev1.DeletingCondition, false, "", controlplanev1.NotDeletingReason, "")
 	// The finalizer keeps the control plane until its servers are gone; the deferred
@@ -303,6 +317,9 @@ func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, 
 	machines, err := r.controlPlaneMachines(ctx, cluster, kcp)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if wait, err := r.waitForMachineCache(ctx, cluster, kcp, machines, seen); err != nil || wait.RequeueAfter > 0 {
+		return wait, err
 	}
 	seen.machines = machines
 	if seen.objects, err = r.propagate(ctx, cluster, kcp, machines); err != nil {

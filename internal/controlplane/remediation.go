@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/cluster-api/util/collections"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 	"github.com/capk3s/capk3s/internal/workload"
@@ -352,7 +351,7 @@ func (r *Reconciler) reconcileRemediation(ctx context.Context, _ *clusterv1.Clus
 	if err != nil {
 		return false, ctrl.Result{}, err
 	}
-	if err := r.Client.Delete(ctx, d.victim); client.IgnoreNotFound(err) != nil {
+	if err := r.deleteServer(ctx, kcp, d.victim); err != nil {
 		status, d.reason = metav1.ConditionFalse, remediationDeletionFailedReason
 		d.message = fmt.Sprintf("Deleting unhealthy Machine %s failed: %v", d.victim.Name, err)
 		return false, ctrl.Result{}, fmt.Errorf("deleting unhealthy Machine %s: %w", d.victim.Name, err)

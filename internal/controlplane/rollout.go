@@ -32,7 +32,7 @@ func (r *Reconciler) reconcileReplicas(ctx context.Context, cluster *clusterv1.C
 			return err
 		}
 		seen.notInPlace = why
-		seen.blocked, err = r.removeServer(ctx, victim, seen.machines)
+		seen.blocked, err = r.removeServer(ctx, kcp, victim, seen.machines)
 		return err
 	}
 	return nil

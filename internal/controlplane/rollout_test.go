@@ -268,11 +268,11 @@ func TestScaleDownWithoutAVictimSaysWhy(t *testing.T) {
 	machines := collections.FromMachines(decisionMachine("a", time.Hour, beingDeleted()))
 	r := &Reconciler{}
 	ctx := context.Background()
-	why, err := r.removeServer(ctx, selectMachineForScaleDown(ctx, &clusterv1.Cluster{}, machines, nil), machines)
+	kcp := decisionKCP(1, nil)
+	why, err := r.removeServer(ctx, kcp, selectMachineForScaleDown(ctx, &clusterv1.Cluster{}, machines, nil), machines)
 	if err != nil || !strings.Contains(why, "no server to remove") {
 		t.Errorf("removeServer = %q, %v; want a reason", why, err)
 	}
-	kcp := decisionKCP(1, nil)
 	setScaling(kcp, observed{machines: collections.FromMachines(decisionMachine("a", time.Hour), decisionMachine("b", time.Hour)), blocked: why})
 	if c := conditions.Get(kcp, controlplanev1.ScalingDownCondition); c == nil || !strings.Contains(c.Message, why) {
 		t.Errorf("ScalingDown = %+v, want the reason in its message", c)

@@ -51,6 +51,7 @@ func (r *Reconciler) scaleUp(ctx context.Context, cluster *clusterv1.Cluster, kc
 	if err := r.Client.Create(ctx, machine); err != nil {
 		return errors.Join(fmt.Errorf("creating Machine %s: %w", name, err), r.deleteQuietly(ctx, infra), r.deleteQuietly(ctx, config))
 	}
+	r.expectations.created(client.ObjectKeyFromObject(kcp), name)
 	if forRemediation {
 		// The deferred patch writes this: the remediation is complete.
 		delete(kcp.Annotations, remediationInProgressAnnotation)
@@ -93,6 +94,16 @@ func (r *Reconciler) createInfraMachine(ctx context.Context, cluster *clusterv1.
 	}, nil
 }
 
+// deleteServer deletes a server Machine and remembers that it did until the cache
+// shows it (machine_expectations.go). A Machine already gone counts as deleted.
+func (r *Reconciler) deleteServer(ctx context.Context, kcp *controlplanev1.KThreesControlPlane, m *clusterv1.Machine) error {
+	if err := r.Client.Delete(ctx, m); client.IgnoreNotFound(err) != nil {
+		return err
+	}
+	r.expectations.deleted(client.ObjectKeyFromObject(kcp), m)
+	return nil
+}
+
 func (r *Reconciler) deleteQuietly(ctx context.Context, obj client.Object) error {
 	if err := r.Client.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("cleaning up %s: %w", obj.GetName(), err)
@@ -106,11 +117,11 @@ func (r *Reconciler) deleteQuietly(ctx context.Context, obj client.Object) error
 // listed domain with the most servers, the oldest there). It returns why no server
 // could be chosen (victim nil), "" once one is deleted, for the ScalingDown condition:
 // a scale-down must never stall without saying so.
-func (r *Reconciler) removeServer(ctx context.Context, victim *clusterv1.Machine, machines collections.Machines) (string, error) {
+func (r *Reconciler) removeServer(ctx context.Context, kcp *controlplanev1.KThreesControlPlane, victim *clusterv1.Machine, machines collections.Machines) (string, error) {
 	if victim == nil {
 		return fmt.Sprintf("no server to remove was found among %s", list(machines.Names())), nil
 	}
-	if err := r.Client.Delete(ctx, victim); client.IgnoreNotFound(err) != nil {
+	if err := r.deleteServer(ctx, kcp, victim); err != nil {
 		return "", fmt.Errorf("deleting Machine %s: %w", victim.Name, err)
 	}
 	ctrl.LoggerFrom(ctx).Info("Deleted a control plane Machine", "Machine", victim.Name)

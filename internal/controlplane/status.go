@@ -33,6 +33,10 @@ type observed struct {
 	// notInPlace says why the rollout's server is replaced rather than updated in
 	// place ("" when in-place updates were not in play).
 	notInPlace string
+	// machineCacheBehind says the pass stopped because its Machine list was older
+	// than this controller's own writes (machine_expectations.go): nothing that the
+	// servers decide is reported from it.
+	machineCacheBehind bool
 }
 
 // unreachable says the pass has servers but could not read their Nodes: the
