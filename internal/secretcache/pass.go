@@ -49,6 +49,10 @@ type PassReader struct {
 //     moment ago; a caller that then creates it gets AlreadyExists, and no Secret is
 //     overwritten. Without a metadata informer such a miss is read live.
 //
+// A Secret the informer has seen without this cluster's name on it is read live at
+// once: no list would hold it (the user's CA, read so every pass, costs no list). A
+// cluster whose cache holds more than listAtMost Secrets is not listed.
+//
 // The list reflects the moment it was made: a Secret created after it in the same
 // pass is not in it. The control plane's steps read each Secret once, before they
 // create it. The reader is for one pass: across passes the list would grow stale.
