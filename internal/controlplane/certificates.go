@@ -70,10 +70,11 @@ var errCertificatesUnusable = errors.New("the cluster CAs are not usable")
 //
 // A Secret that is already right costs no write.
 //
-// serversMayHoldCAs answers, with the evidence, whether a server may already hold the
-// CAs (initguard.Started); it is asked only when a Secret is missing.
+// secrets is the pass's reader of the cluster's Secrets (passSecrets). serversMayHoldCAs
+// answers, with the evidence, whether a server may already hold the CAs
+// (initguard.Started); it is asked only when a Secret is missing.
 func (r *Reconciler) reconcileCertificates(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane,
-	serversMayHoldCAs func() (string, error)) (caSecrets, error) {
+	secrets client.Reader, serversMayHoldCAs func() (string, error)) (caSecrets, error) {
 	log := ctrl.LoggerFrom(ctx)
 	clusterKey := util.ObjectKey(cluster)
 	owner := *metav1.NewControllerRef(kcp, controlplanev1.GroupVersion.WithKind("KThreesControlPlane"))
@@ -89,7 +90,7 @@ func (r *Reconciler) reconcileCertificates(ctx context.Context, cluster *cluster
 	for _, cert := range k3s.ClusterCertificates() {
 		name := secret.Name(cluster.Name, cert.Purpose)
 		s := &corev1.Secret{}
-		err := r.secrets().Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: name}, s)
+		err := secrets.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: name}, s)
 		switch {
 		case apierrors.IsNotFound(err):
 			evidence, err := serversMayHoldCAs()
@@ -106,7 +107,9 @@ func (r *Reconciler) reconcileCertificates(ctx context.Context, cluster *cluster
 				return nil, certificatesFailed(kcp, fmt.Errorf("generating CA for Secret %s: %w", name, err))
 			}
 			// An AlreadyExists here means the first server's bootstrap created the
-			// Secret meanwhile; the retry adopts that one, so nothing is overwritten.
+			// Secret meanwhile, or it is an unlabelled Secret too new for the pass's
+			// reader to have seen (secretcache.ForPass); the retry reads that one, so
+			// nothing is overwritten.
 			if err := (secret.Certificates{cert}).SaveGenerated(ctx, r.Client, clusterKey, owner); err != nil {
 				return nil, certificatesFailed(kcp, fmt.Errorf("creating CA Secret %s: %w", name, err))
 			}

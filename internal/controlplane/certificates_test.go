@@ -146,7 +146,7 @@ func TestReconcileCertificatesCreatesControlledCAs(t *testing.T) {
 	cluster, kcp := createStepTestCluster(t, ns, clusterv1.APIEndpoint{})
 	r, counter := countingReconciler(t)
 
-	if _, err := r.reconcileCertificates(ctx, cluster, kcp, r.startedCheck(ctx, cluster, kcp)); err != nil {
+	if _, err := r.reconcileCertificates(ctx, cluster, kcp, r.passSecrets(cluster), r.startedCheck(ctx, cluster, kcp)); err != nil {
 		t.Fatalf("reconcileCertificates: %v", err)
 	}
 	requireCondition(t, kcp, metav1.ConditionTrue, certificatesAvailableReason)
@@ -182,7 +182,7 @@ func TestReconcileCertificatesCreatesControlledCAs(t *testing.T) {
 	}
 
 	counter.Reset()
-	if _, err := r.reconcileCertificates(ctx, cluster, kcp, r.startedCheck(ctx, cluster, kcp)); err != nil {
+	if _, err := r.reconcileCertificates(ctx, cluster, kcp, r.passSecrets(cluster), r.startedCheck(ctx, cluster, kcp)); err != nil {
 		t.Fatalf("second reconcileCertificates: %v", err)
 	}
 	if got := counter.Writes(); got != 0 {
@@ -213,7 +213,7 @@ func TestReconcileCertificatesTakesOverProviderSecrets(t *testing.T) {
 	}
 	r, counter := countingReconciler(t)
 
-	if _, err := r.reconcileCertificates(ctx, cluster, kcp, r.startedCheck(ctx, cluster, kcp)); err != nil {
+	if _, err := r.reconcileCertificates(ctx, cluster, kcp, r.passSecrets(cluster), r.startedCheck(ctx, cluster, kcp)); err != nil {
 		t.Fatalf("reconcileCertificates: %v", err)
 	}
 	requireCondition(t, kcp, metav1.ConditionTrue, certificatesAvailableReason)
@@ -241,7 +241,7 @@ func TestReconcileCertificatesTakesOverProviderSecrets(t *testing.T) {
 	}
 
 	counter.Reset()
-	if _, err := r.reconcileCertificates(ctx, cluster, kcp, r.startedCheck(ctx, cluster, kcp)); err != nil {
+	if _, err := r.reconcileCertificates(ctx, cluster, kcp, r.passSecrets(cluster), r.startedCheck(ctx, cluster, kcp)); err != nil {
 		t.Fatalf("second reconcileCertificates: %v", err)
 	}
 	if got := counter.Writes(); got != 0 {
@@ -267,7 +267,7 @@ func TestReconcileCertificatesLeavesUserCAsAlone(t *testing.T) {
 	user := createCASecret(t, ns, "c1-ca", corev1.SecretTypeTLS, caData(newCAKeyPair(t)))
 	r, _ := countingReconciler(t)
 
-	if _, err := r.reconcileCertificates(ctx, cluster, kcp, r.startedCheck(ctx, cluster, kcp)); err != nil {
+	if _, err := r.reconcileCertificates(ctx, cluster, kcp, r.passSecrets(cluster), r.startedCheck(ctx, cluster, kcp)); err != nil {
 		t.Fatalf("reconcileCertificates: %v", err)
 	}
 	requireCondition(t, kcp, metav1.ConditionTrue, certificatesAvailableReason)
@@ -289,7 +289,7 @@ func TestReconcileCertificatesCAWithoutKey(t *testing.T) {
 	createCASecret(t, ns, "c1-ca", corev1.SecretTypeOpaque, map[string][]byte{secret.TLSCrtDataName: kp.Cert})
 	r, _ := countingReconciler(t)
 
-	_, err := r.reconcileCertificates(ctx, cluster, kcp, r.startedCheck(ctx, cluster, kcp))
+	_, err := r.reconcileCertificates(ctx, cluster, kcp, r.passSecrets(cluster), r.startedCheck(ctx, cluster, kcp))
 	if !errors.Is(err, errCertificatesUnusable) {
 		t.Fatalf("reconcileCertificates = %v, want errCertificatesUnusable", err)
 	}
@@ -319,7 +319,7 @@ func TestReconcileCertificatesDoesNotReplaceLostCAAfterInitialization(t *testing
 	createCASecret(t, ns, "c1-etcd", clusterv1.ClusterSecretType, caData(newCAKeyPair(t)))
 	r, counter := countingReconciler(t)
 
-	_, err := r.reconcileCertificates(ctx, cluster, kcp, r.startedCheck(ctx, cluster, kcp))
+	_, err := r.reconcileCertificates(ctx, cluster, kcp, r.passSecrets(cluster), r.startedCheck(ctx, cluster, kcp))
 	if !errors.Is(err, errCertificatesUnusable) {
 		t.Fatalf("reconcileCertificates = %v, want errCertificatesUnusable", err)
 	}
@@ -452,7 +452,7 @@ func TestReconcileCertificatesDoesNotReplaceACAServersMayHold(t *testing.T) {
 			r, counter := countingReconciler(t)
 			r.APIReader = env.Client
 
-			_, err := r.reconcileCertificates(ctx, cluster, stale, r.startedCheck(ctx, cluster, stale))
+			_, err := r.reconcileCertificates(ctx, cluster, stale, r.passSecrets(cluster), r.startedCheck(ctx, cluster, stale))
 			if !errors.Is(err, errCertificatesUnusable) {
 				t.Fatalf("reconcileCertificates = %v, want errCertificatesUnusable", err)
 			}
@@ -485,7 +485,7 @@ func TestReconcileCertificatesLeavesExternallyControlledCAsAlone(t *testing.T) {
 	before := createCASecret(t, ns, "c1-ca", clusterv1.ClusterSecretType, caData(newCAKeyPair(t)), sealed)
 	r, _ := countingReconciler(t)
 
-	if _, err := r.reconcileCertificates(ctx, cluster, kcp, r.startedCheck(ctx, cluster, kcp)); err != nil {
+	if _, err := r.reconcileCertificates(ctx, cluster, kcp, r.passSecrets(cluster), r.startedCheck(ctx, cluster, kcp)); err != nil {
 		t.Fatalf("reconcileCertificates: %v", err)
 	}
 	requireCondition(t, kcp, metav1.ConditionTrue, certificatesAvailableReason)

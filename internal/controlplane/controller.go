@@ -53,8 +53,11 @@ type Reconciler struct {
 	// to the manager's API reader.
 	APIReader client.Reader
 	// Secrets reads the cluster's Secrets (CAs, kubeconfig, join token) that every pass
-	// reads, from a cache of cluster-labelled Secrets, live where the cache has none.
-	// SetupWithManager makes one when nil, limited to WatchNamespace.
+	// reads, from a cache of cluster-labelled Secrets, live where the cache has none;
+	// each pass reads through its own secretcache.PassReader, so that the Secrets a
+	// new cluster lacks are confirmed missing by one live list, not a read each.
+	// SetupWithManager makes one when nil, limited to WatchNamespace, that knows from
+	// the manager's metadata watch of all Secrets which unlabelled ones exist.
 	Secrets *secretcache.Reader
 	// WatchNamespace, when set, is the one namespace the manager watches (--namespace).
 	WatchNamespace string
@@ -97,7 +100,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		if err != nil {
 			return err
 		}
-		r.Secrets = secrets
+		// The metadata informer is the one Owns(&corev1.Secret{}, builder.OnlyMetadata)
+		// below runs anyway; reading it starts no other.
+		r.Secrets = secrets.WithSecretMetadata(mgr.GetCache())
 	}
 	log := ctrl.LoggerFrom(ctx)
 	b := ctrl.NewControllerManagedBy(mgr).
@@ -143,11 +148,13 @@ func (r *Reconciler) initMemory() {
 	r.expectations = newMachineExpectations()
 }
 
-// secrets reads the Secrets every pass reads: through r.Secrets, or the client when
-// the Reconciler was built without one (unit tests that call Reconcile directly).
-func (r *Reconciler) secrets() client.Reader {
+// passSecrets reads the cluster's Secrets for one pass: through a PassReader of
+// r.Secrets (per pass, so it is not kept on the Reconciler, which concurrent passes
+// share), or the client when the Reconciler was built without one (unit tests that
+// call Reconcile directly).
+func (r *Reconciler) passSecrets(cluster *clusterv1.Cluster) client.Reader {
 	if r.Secrets != nil {
-		return r.Secrets
+		return r.Secrets.ForPass(client.ObjectKeyFromObject(cluster))
 	}
 	return r.Client
 }
@@ -300,18 +307,19 @@ func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, 
 		return ctrl.Result{}, nil
 	}
 	serversMayHoldSecrets := r.startedCheck(ctx, cluster, kcp)
-	cas, err := r.reconcileCertificates(ctx, cluster, kcp, serversMayHoldSecrets)
+	secrets := r.passSecrets(cluster)
+	cas, err := r.reconcileCertificates(ctx, cluster, kcp, secrets, serversMayHoldSecrets)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	tokenAvailable, err := r.reconcileToken(ctx, cluster, kcp, serversMayHoldSecrets)
+	tokenAvailable, err := r.reconcileToken(ctx, cluster, kcp, secrets, serversMayHoldSecrets)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if !cluster.Spec.ControlPlaneEndpoint.IsValid() {
 		return ctrl.Result{}, nil
 	}
-	if err := r.reconcileKubeconfig(ctx, cluster, kcp, cas); err != nil {
+	if err := r.reconcileKubeconfig(ctx, cluster, kcp, secrets, cas); err != nil {
 		return ctrl.Result{}, err
 	}
 	machines, err := r.controlPlaneMachines(ctx, cluster, kcp)

@@ -55,9 +55,11 @@ const kubeconfigRotationThreshold = certs.ClientCertificateRenewalDuration
 // signed by another client CA, points at another endpoint); a Secret the user
 // provided is left alone, as KCP does. A Secret that is fine costs no write.
 //
-// It needs the CAs, so it runs after reconcileCertificates; a missing or
-// unusable CA is an error.
-func (r *Reconciler) reconcileKubeconfig(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, secrets caSecrets) error {
+// It needs the CAs (cas, read by reconcileCertificates this pass), so it runs after
+// reconcileCertificates; a missing or unusable CA is an error. secrets is the pass's
+// reader of the cluster's Secrets (passSecrets).
+func (r *Reconciler) reconcileKubeconfig(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane,
+	secrets client.Reader, cas caSecrets) error {
 	log := ctrl.LoggerFrom(ctx)
 	endpoint := cluster.Spec.ControlPlaneEndpoint
 	if !endpoint.IsValid() {
@@ -70,7 +72,7 @@ func (r *Reconciler) reconcileKubeconfig(ctx context.Context, cluster *clusterv1
 	clusterKey := util.ObjectKey(cluster)
 
 	existing := &corev1.Secret{}
-	err := r.secrets().Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: secret.Name(cluster.Name, secret.Kubeconfig)}, existing)
+	err := secrets.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: secret.Name(cluster.Name, secret.Kubeconfig)}, existing)
 	switch {
 	case apierrors.IsNotFound(err):
 		existing = nil
@@ -81,18 +83,20 @@ func (r *Reconciler) reconcileKubeconfig(ctx context.Context, cluster *clusterv1
 		return nil
 	}
 
-	cas, err := kubeconfigCAsFrom(secrets[secret.ClusterCA], secrets[k3s.ClientCA])
+	parsed, err := kubeconfigCAsFrom(cas[secret.ClusterCA], cas[k3s.ClientCA])
 	if err != nil {
 		return err
 	}
 
 	if existing == nil {
-		data, err := cas.newKubeconfig(cluster.Name, server)
+		data, err := parsed.newKubeconfig(cluster.Name, server)
 		if err != nil {
 			return err
 		}
 		owner := *metav1.NewControllerRef(kcp, controlplanev1.GroupVersion.WithKind("KThreesControlPlane"))
 		s := kubeconfig.GenerateSecretWithOwner(clusterKey, data, owner)
+		// AlreadyExists (a user's unlabelled Secret too new for the pass's reader to
+		// have seen: secretcache.ForPass) fails the pass; the retry reads that Secret.
 		if err := r.Client.Create(ctx, s); err != nil {
 			return fmt.Errorf("creating kubeconfig Secret: %w", err)
 		}
@@ -105,9 +109,9 @@ func (r *Reconciler) reconcileKubeconfig(ctx context.Context, cluster *clusterv1
 	if err != nil {
 		return fmt.Errorf("taking over kubeconfig Secret: %w", err)
 	}
-	why := cas.kubeconfigOutdated(existing.Data[secret.KubeconfigDataName], cluster.Name, server, time.Now())
+	why := parsed.kubeconfigOutdated(existing.Data[secret.KubeconfigDataName], cluster.Name, server, time.Now())
 	if why != "" {
-		data, err := cas.newKubeconfig(cluster.Name, server)
+		data, err := parsed.newKubeconfig(cluster.Name, server)
 		if err != nil {
 			return err
 		}

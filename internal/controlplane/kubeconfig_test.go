@@ -40,7 +40,7 @@ func setupKubeconfigTest(t *testing.T, endpoint clusterv1.APIEndpoint) (string, 
 	ns := env.NewNamespace(t)
 	cluster, kcp := createStepTestCluster(t, ns, endpoint)
 	r, counter := countingReconciler(t)
-	if _, err := r.reconcileCertificates(context.Background(), cluster, kcp, r.startedCheck(context.Background(), cluster, kcp)); err != nil {
+	if _, err := r.reconcileCertificates(context.Background(), cluster, kcp, r.passSecrets(cluster), r.startedCheck(context.Background(), cluster, kcp)); err != nil {
 		t.Fatalf("reconcileCertificates: %v", err)
 	}
 	counter.Reset()
@@ -54,7 +54,7 @@ func kubeconfigPass(ctx context.Context, r *Reconciler, cluster *clusterv1.Clust
 	if err != nil {
 		return err
 	}
-	return r.reconcileKubeconfig(ctx, cluster, kcp, secrets)
+	return r.reconcileKubeconfig(ctx, cluster, kcp, r.passSecrets(cluster), secrets)
 }
 
 // readCASecrets reads the server and client CA Secrets that exist.

@@ -32,7 +32,13 @@ func TestMain(m *testing.M) {
 // manager configured as the controlplane-manager binary's, until the test ends.
 func startManager(t *testing.T) {
 	t.Helper()
-	env.StartManager(t, envtest.ManagerOptions{}, func(ctx context.Context, mgr ctrl.Manager) error {
+	startManagerWith(t, envtest.ManagerOptions{})
+}
+
+// startManagerWith is startManager with options (a transport that watches requests).
+func startManagerWith(t *testing.T, opts envtest.ManagerOptions) {
+	t.Helper()
+	env.StartManager(t, opts, func(ctx context.Context, mgr ctrl.Manager) error {
 		clusterCache, err := clustercache.SetupWithManager(ctx, mgr, clustercache.Options{
 			SecretClient: mgr.GetAPIReader(),
 			Client: clustercache.ClientOptions{

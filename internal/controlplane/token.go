@@ -7,6 +7,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 	"github.com/capk3s/capk3s/internal/token"
@@ -17,16 +18,17 @@ import (
 // TokenAvailable; available=false must stop any scale-up, since new machines could
 // not join.
 //
+// secrets is the pass's reader of the cluster's Secrets (passSecrets);
 // serversMayHoldToken is the pass's one check whether a server may already hold the
 // cluster's secrets (shared with reconcileCertificates).
 func (r *Reconciler) reconcileToken(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane,
-	serversMayHoldToken func() (string, error)) (available bool, err error) {
+	secrets client.Reader, serversMayHoldToken func() (string, error)) (available bool, err error) {
 	log := ctrl.LoggerFrom(ctx)
 	opts := []token.Option{token.WithStartedCheck(serversMayHoldToken)}
 	if r.APIReader != nil {
 		opts = append(opts, token.WithLiveReader(r.APIReader))
 	}
-	opts = append(opts, token.WithSecretReader(r.secrets()))
+	opts = append(opts, token.WithSecretReader(secrets))
 	result, err := token.Reconcile(ctx, r.Client, cluster, kcp, opts...)
 	if err != nil {
 		conditions.Set(kcp, metav1.Condition{

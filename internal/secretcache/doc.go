@@ -8,4 +8,14 @@
 // cache (unlabelled, made by older software; or just created and not seen yet) is read
 // live: a NotFound is only ever believed from the API server, because decisions that
 // create a CA or a token are taken on NotFound and must not be taken on a lagging copy.
+//
+// A new cluster has none of its Secrets yet, so each of them misses and Get would read
+// each live. A controller pass reads through ForPass instead: the pass's first miss
+// lists the cluster's labelled Secrets live (as authoritative as a live read), and its
+// later misses are answered from that list. What the list cannot hold, a Secret
+// without the cluster's label, is told apart by a metadata-only informer of all
+// Secrets that the controller runs anyway (WithSecretMetadata): seen there, it is read
+// live; not seen, it does not exist, or was created so recently that even the informer
+// has not seen it, and a create of it then fails with AlreadyExists: nothing is
+// overwritten, and a later pass finds it.
 package secretcache

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/rest"
@@ -24,6 +25,9 @@ import (
 type Reader struct {
 	cached cache.Cache
 	live   client.Reader
+	// metadata, when set, answers whether a Secret exists, labelled or not (see
+	// WithSecretMetadata); ForPass needs it to answer NotFound without a live read.
+	metadata client.Reader
 }
 
 // New makes a cache of the cluster-labelled Secrets, started and stopped with mgr,
@@ -74,6 +78,27 @@ func NewCache(ctx context.Context, cfg *rest.Config, base cache.Options) (cache.
 // FromCache is a Reader over c (made by NewCache) that reads live through live.
 func FromCache(c cache.Cache, live client.Reader) *Reader { return &Reader{cached: c, live: live} }
 
+// WithSecretMetadata is r knowing, from metadata, which Secrets exist: metadata must
+// read metav1.PartialObjectMetadata Secrets (SecretMetadata) from an informer of every
+// Secret of the namespaces it serves, unfiltered, that the caller runs anyway, such
+// as the manager's cache of a controller that watches Secrets with
+// builder.OnlyMetadata. A cache with no such informer would start one on the first
+// read: a watch of every Secret that the caller did not ask for. And a filtered one
+// would hide Secrets that exist, which ForPass would then report missing.
+func (r *Reader) WithSecretMetadata(metadata client.Reader) *Reader {
+	with := *r
+	with.metadata = metadata
+	return &with
+}
+
+// SecretMetadata is an empty metav1.PartialObjectMetadata of kind Secret, for reading
+// Secrets by metadata only.
+func SecretMetadata() *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	return m
+}
+
 // Live is a Reader without cache: every read goes to live. For callers that were given
 // no cache (tests, tools).
 func Live(live client.Reader) *Reader { return &Reader{live: live} }
@@ -81,16 +106,23 @@ func Live(live client.Reader) *Reader { return &Reader{live: live} }
 // Get reads obj. A Secret comes from the cache when the cache has it; a NotFound from
 // the cache, or a cache error, is answered by a live read.
 func (r *Reader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	if _, isSecret := obj.(*corev1.Secret); isSecret && r.cached != nil {
-		err := r.cached.Get(ctx, key, obj, opts...)
-		if err == nil {
-			return nil
-		}
-		if !apierrors.IsNotFound(err) {
-			ctrl.LoggerFrom(ctx).V(4).Info("Secret cache read failed; reading live", "Secret", key, "err", err)
-		}
+	if s, isSecret := obj.(*corev1.Secret); isSecret && r.fromCache(ctx, key, s, opts...) {
+		return nil
 	}
 	return r.live.Get(ctx, key, obj, opts...)
+}
+
+// fromCache reads s from the cache and says whether it found it there. A cache error
+// other than NotFound is logged.
+func (r *Reader) fromCache(ctx context.Context, key client.ObjectKey, s *corev1.Secret, opts ...client.GetOption) bool {
+	if r.cached == nil {
+		return false
+	}
+	err := r.cached.Get(ctx, key, s, opts...)
+	if err != nil && !apierrors.IsNotFound(err) {
+		ctrl.LoggerFrom(ctx).V(4).Info("Secret cache read failed; reading live", "Secret", key, "err", err)
+	}
+	return err == nil
 }
 
 // Source is a watch on the cached Secrets for a controller, so that a pass runs once

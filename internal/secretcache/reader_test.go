@@ -20,8 +20,16 @@ import (
 // liveCounter is the live reader, counting the reads that reach it.
 type liveCounter struct {
 	client.Reader
-	secretGets atomic.Int32
-	otherGets  atomic.Int32
+	secretGets  atomic.Int32
+	otherGets   atomic.Int32
+	secretLists atomic.Int32
+}
+
+func (l *liveCounter) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if _, ok := list.(*corev1.SecretList); ok {
+		l.secretLists.Add(1)
+	}
+	return l.Reader.List(ctx, list, opts...)
 }
 
 func (l *liveCounter) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {

@@ -23,8 +23,9 @@ func (o options) secretReader(c client.Client) client.Reader {
 }
 
 // WithSecretReader makes Reconcile read the existing token Secret through r (a
-// Secret cache that answers NotFound only from the API server, such as
-// secretcache.Reader), instead of the client.
+// Secret cache whose NotFound is safe to create on, such as secretcache.Reader or a
+// pass's secretcache.PassReader), instead of the client. A Secret that exists after
+// all makes the create fail with AlreadyExists, and Reconcile then adopts it.
 func WithSecretReader(r client.Reader) Option {
 	return func(o *options) { o.secrets = r }
 }
