@@ -23,7 +23,7 @@ import (
 // other's (the median over the rounds).
 func runCompare(w io.Writer, o options, args []string) error {
 	providers := strings.Split(o.compare, ",")
-	childArgs := withoutFlags(args, "compare", "rounds", "provider", "cpuprofile", "apiserver-cpuprofile")
+	childArgs := withoutFlags(args, "compare", "rounds", "provider", "cpuprofile", "apiserver-cpuprofile", "pprof-addr")
 	// Interrupted, each child is asked to stop as well, so that it stops what it started.
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()

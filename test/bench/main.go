@@ -35,6 +35,8 @@ type options struct {
 	// taken apiserverProfileAt after the first cluster's creation.
 	apiserverProfile   string
 	apiserverProfileAt time.Duration
+	// pprofAddr, when set, is where the process serves its pprof endpoints while it runs.
+	pprofAddr string
 }
 
 func main() {
@@ -54,6 +56,7 @@ func main() {
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write the process's CPU profile, from the first cluster's creation to the end of the idle window, to this file (go tool pprof); with -compare, <file>.<provider>.<round>")
 	fs.StringVar(&o.apiserverProfile, "apiserver-cpuprofile", "", "write a 30 s CPU profile of the kube-apiserver to this file, starting -apiserver-profile-at after the first cluster's creation (go tool pprof); with -compare, <file>.<provider>.<round>")
 	fs.DurationVar(&o.apiserverProfileAt, "apiserver-profile-at", time.Minute, "when the kube-apiserver's CPU profile starts, after the first cluster's creation")
+	fs.StringVar(&o.pprofAddr, "pprof-addr", "", "serve the benchmark process's pprof endpoints (goroutine dumps, heap, CPU) on this address while it runs, e.g. localhost:6060; not with -compare")
 	fs.BoolVar(&o.traceIdle, "trace-idle", false, "print every write of the idle window, with the object and the start of the request body (stderr)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		os.Exit(2)
@@ -61,6 +64,10 @@ func main() {
 	if err := o.validate(); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(2)
+	}
+	if err := servePprof(o.pprofAddr); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(1)
 	}
 	var err error
 	if o.compare != "" {
