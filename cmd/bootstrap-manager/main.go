@@ -52,6 +52,7 @@ func setupReconcilers(opts manager.Options, installScriptURL string) manager.Set
 			WatchFilterValue: opts.WatchFilterValue,
 			WatchNamespace:   opts.WatchNamespace,
 			InstallScriptURL: installScriptURL,
+			MinPassInterval:  opts.MinPassInterval,
 		}
 		if err := r.SetupWithManager(ctx, mgr, controller.Options{}); err != nil {
 			return fmt.Errorf("setting up the KThreesConfig controller: %w", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,6 +46,11 @@ type Reconciler struct {
 	Secrets client.Reader
 	// WatchNamespace, when set, is the one namespace the manager watches.
 	WatchNamespace string
+	// MinPassInterval, when positive, runs at most one pass per config per interval: a
+	// request that comes sooner after the last pass started waits for the rest of it,
+	// with whatever else arrives meanwhile (internal/pacing). 0 runs a pass for every
+	// request, controller-runtime's default.
+	MinPassInterval time.Duration
 
 	// initLocksReleased remembers the clusters (by UID) whose init lock this process has
 	// released, so that joining configs do not delete it again on every pass.

@@ -20,6 +20,7 @@ import (
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 	"github.com/capk3s/capk3s/internal/k3s"
+	"github.com/capk3s/capk3s/internal/pacing"
 	"github.com/capk3s/capk3s/internal/secretcache"
 	"github.com/capk3s/capk3s/internal/token"
 )
@@ -51,6 +52,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	// config waits for (capk3s's token and CAs, the user's datastore or password
 	// Secret) need not carry the label, so secretToConfigs keeps the shard's configs.
 	shard := predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)
+	reconciler, options := pacing.Wrap(r, r.MinPassInterval, options)
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&bootstrapv1.KThreesConfig{}, builder.WithPredicates(shard)).
 		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(machineToConfig), builder.WithPredicates(shard)).
@@ -64,7 +66,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		// is never cached cluster-wide.
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.secretToConfigs), builder.OnlyMetadata).
 		WithOptions(options).
-		Complete(r)
+		Complete(reconciler)
 }
 
 // clusterControlPlaneInitialized passes Cluster updates that initialize the control

@@ -29,6 +29,7 @@ import (
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 	"github.com/capk3s/capk3s/internal/initguard"
+	"github.com/capk3s/capk3s/internal/pacing"
 	"github.com/capk3s/capk3s/internal/secretcache"
 	"github.com/capk3s/capk3s/internal/staleconditions"
 	"github.com/capk3s/capk3s/internal/statuspatch"
@@ -71,6 +72,11 @@ type Reconciler struct {
 	// server can be updated in place (inplace.go). The manager sets it only with the
 	// InPlaceUpdates feature gate; nil means servers are always replaced.
 	RuntimeClient runtimeclient.Client
+	// MinPassInterval, when positive, runs at most one pass per control plane per
+	// interval: a request that comes sooner after the last pass started waits for the
+	// rest of it, with whatever else arrives meanwhile (internal/pacing). 0 runs a pass
+	// for every request, controller-runtime's default.
+	MinPassInterval time.Duration
 
 	controller controller.Controller
 	// writes skips passes that start from an object this controller has already
@@ -129,9 +135,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 			b = b.WatchesRawSource(src)
 		}
 	}
+	reconciler, options := pacing.Wrap(r, r.MinPassInterval, options)
 	c, err := b.WithOptions(options).
 		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)).
-		Build(r)
+		Build(reconciler)
 	if err != nil {
 		return err
 	}

@@ -58,6 +58,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Number of objects each controller reconciles concurrently.")
 	fs.DurationVar(&o.SyncPeriod, "sync-period", defaultSyncPeriod,
 		"The minimum interval at which watched resources are reconciled (e.g. 15m).")
+	fs.DurationVar(&o.MinPassInterval, "min-pass-interval", 0,
+		"Minimum time between the starts of two reconciles of the same object (e.g. 1s): a request that comes sooner waits, and the events that arrive meanwhile share one reconcile. 0 (the default) turns this off.")
 
 	if o.FeatureGates == nil {
 		// No gates are registered here: each feature that needs one adds it

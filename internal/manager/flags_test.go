@@ -38,6 +38,7 @@ func TestAddFlagsDefaults(t *testing.T) {
 		{"kube-api-burst", "200", o.KubeAPIBurst, 200},
 		{"concurrency", "10", o.Concurrency, 10},
 		{"sync-period", "10m0s", o.SyncPeriod, 10 * time.Minute},
+		{"min-pass-interval", "0s", o.MinPassInterval, time.Duration(0)},
 		{"diagnostics-address", ":8443", o.Diagnostics.DiagnosticsAddress, ":8443"},
 		{"insecure-diagnostics", "false", o.Diagnostics.InsecureDiagnostics, false},
 		{"tls-min-version", "VersionTLS12", o.Diagnostics.TLSMinVersion, "VersionTLS12"},
@@ -68,6 +69,7 @@ func TestAddFlagsParsesValues(t *testing.T) {
 		"--watch-filter=team-a",
 		"--concurrency=3",
 		"--sync-period=30s",
+		"--min-pass-interval=1s",
 		"--webhook-port=10443",
 		"--insecure-diagnostics",
 	)
@@ -81,6 +83,7 @@ func TestAddFlagsParsesValues(t *testing.T) {
 		{"watch-filter", o.WatchFilterValue, "team-a"},
 		{"concurrency", o.Concurrency, 3},
 		{"sync-period", o.SyncPeriod, 30 * time.Second},
+		{"min-pass-interval", o.MinPassInterval, time.Second},
 		{"webhook-port", o.WebhookPort, 10443},
 		{"insecure-diagnostics", o.Diagnostics.InsecureDiagnostics, true},
 	}

@@ -62,6 +62,9 @@ type Options struct {
 	// Concurrency is the default number of concurrent reconciles per controller.
 	Concurrency int
 	SyncPeriod  time.Duration
+	// MinPassInterval paces each reconciler: at most one pass per object per interval
+	// (internal/pacing). 0 is off. The mains hand it to the reconcilers they set up.
+	MinPassInterval time.Duration
 
 	// FeatureGates backs --feature-gates. Features register their gates on it
 	// before AddFlags is called, because registering closes it for additions.

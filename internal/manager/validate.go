@@ -63,6 +63,9 @@ func (o *Options) Validate() error {
 	if o.SyncPeriod <= 0 {
 		add("--sync-period must be positive, got %s", o.SyncPeriod)
 	}
+	if o.MinPassInterval < 0 {
+		add("--min-pass-interval must not be negative (0 turns pacing off), got %s", o.MinPassInterval)
+	}
 
 	if _, _, err := flags.GetManagerOptions(o.Diagnostics); err != nil {
 		add("invalid TLS or diagnostics flags: %w", err)

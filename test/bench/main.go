@@ -110,6 +110,7 @@ func settingsFlags(fs *flag.FlagSet, s *settings) {
 	fs.DurationVar(&s.ConnectionRetry, "clustercache-retry", 2*time.Second, "ClusterCache retry interval for a workload cluster it could not reach yet (CAPI's default: 30s)")
 	fs.IntVar(&s.ProviderConcurrency, "concurrency", 10, "concurrency of the provider's reconcilers, the same for both providers")
 	fs.DurationVar(&s.SyncPeriod, "sync-period", 10*time.Minute, "manager cache resync period")
+	fs.DurationVar(&s.Capk3sMinPassInterval, "capk3s-min-pass-interval", 0, "capk3s's --min-pass-interval: at most one pass per object per interval in capk3s's reconcilers (e.g. 1s, as CAPI paces the kubeadm providers); 0 is capk3s's default, off")
 }
 
 func (o *options) validate() error {
@@ -138,6 +139,9 @@ func (o *options) validate() error {
 	}
 	if o.settings.ProviderConcurrency < 1 {
 		errs = append(errs, fmt.Errorf("-concurrency must be at least 1"))
+	}
+	if o.settings.Capk3sMinPassInterval < 0 {
+		errs = append(errs, fmt.Errorf("-capk3s-min-pass-interval must not be negative"))
 	}
 	return errors.Join(errs...)
 }

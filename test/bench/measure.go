@@ -43,7 +43,7 @@ func measure(ctx context.Context, p provider, o options, logf func(string)) (_ *
 	if err != nil {
 		return nil, err
 	}
-	if err := h.setupProvider(mgrCtx, p, o.settings.ProviderConcurrency); err != nil {
+	if err := h.setupProvider(mgrCtx, p, o.settings); err != nil {
 		return nil, err
 	}
 	mgrErr := make(chan error, 1)
@@ -120,8 +120,9 @@ func measure(ctx context.Context, p provider, o options, logf func(string)) (_ *
 	own := provisioning.of(p.controllers())
 	return &result{
 		Provider: string(p), Clusters: o.clusters, Servers: o.shape.Servers, Agents: o.shape.Agents,
-		Concurrency:     o.settings.ProviderConcurrency,
-		AllReadySeconds: allReady.Seconds(), P50Seconds: p50.Seconds(), P90Seconds: p90.Seconds(), MaxSeconds: maxD.Seconds(),
+		Concurrency:            o.settings.ProviderConcurrency,
+		MinPassIntervalSeconds: minPassInterval(p, o.settings).Seconds(),
+		AllReadySeconds:        allReady.Seconds(), P50Seconds: p50.Seconds(), P90Seconds: p90.Seconds(), MaxSeconds: maxD.Seconds(),
 		Reads: provisioning.Reads, Writes: provisioning.Writes, Conflicts: provisioning.Conflicts, Events: provisioning.Events,
 		Requests: provisioning.sorted(), ConflictRequests: sortedEntries(provisioning.ConflictsByKey),
 		Controllers: provisioning.byController(), ProviderReads: own.Reads, ProviderWrites: own.Writes,

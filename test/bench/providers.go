@@ -43,17 +43,27 @@ func (p provider) controllers() []string {
 	return nil
 }
 
+// minPassInterval is the pacing of p's reconcilers that the run set: capk3s's is
+// -capk3s-min-pass-interval; the kubeadm providers' is CAPI's, not a setting here.
+func minPassInterval(p provider, s settings) time.Duration {
+	if p == providerCapk3s {
+		return s.Capk3sMinPassInterval
+	}
+	return 0
+}
+
 // setupProvider registers p's reconcilers on the harness's manager, each with the
 // run's concurrency, the way its own main.go registers them.
-func (h *harness) setupProvider(ctx context.Context, p provider, concurrency int) error {
-	opts := controller.Options{MaxConcurrentReconciles: concurrency}
+func (h *harness) setupProvider(ctx context.Context, p provider, s settings) error {
+	opts := controller.Options{MaxConcurrentReconciles: s.ProviderConcurrency}
 	c := h.client()
 	switch p {
 	case providerCapk3s:
-		if err := (&controlplane.Reconciler{Client: c, ClusterCache: h.clusterCache}).SetupWithManager(ctx, h.mgr, opts); err != nil {
+		paced := minPassInterval(p, s)
+		if err := (&controlplane.Reconciler{Client: c, ClusterCache: h.clusterCache, MinPassInterval: paced}).SetupWithManager(ctx, h.mgr, opts); err != nil {
 			return fmt.Errorf("KThreesControlPlane reconciler: %w", err)
 		}
-		if err := (&bootstrap.Reconciler{Client: c}).SetupWithManager(ctx, h.mgr, opts); err != nil {
+		if err := (&bootstrap.Reconciler{Client: c, MinPassInterval: paced}).SetupWithManager(ctx, h.mgr, opts); err != nil {
 			return fmt.Errorf("KThreesConfig reconciler: %w", err)
 		}
 		return h.startK3sStandIn(ctx)

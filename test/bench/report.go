@@ -16,6 +16,8 @@ type result struct {
 	Servers     int32  `json:"servers"`
 	Agents      int32  `json:"agents"`
 	Concurrency int    `json:"concurrency"`
+	// MinPassIntervalSeconds is -capk3s-min-pass-interval in a capk3s run (0: off).
+	MinPassIntervalSeconds float64 `json:"minPassIntervalSeconds,omitempty"`
 
 	// AllReady is from the first creation to the last cluster ready; P50/P90/Max are
 	// per cluster, from its own creation.
@@ -64,6 +66,9 @@ func (r *result) print(w io.Writer) error {
 	row("provider", r.Provider)
 	row("clusters (servers+agents each)", fmt.Sprintf("%d (%d+%d)", r.Clusters, r.Servers, r.Agents))
 	row("provider concurrency", r.Concurrency)
+	if r.MinPassIntervalSeconds > 0 {
+		row("capk3s min pass interval", seconds(r.MinPassIntervalSeconds))
+	}
 	row("all ready after", seconds(r.AllReadySeconds))
 	row("per cluster p50 / p90 / max", fmt.Sprintf("%s / %s / %s", seconds(r.P50Seconds), seconds(r.P90Seconds), seconds(r.MaxSeconds)))
 	row("reads / writes per cluster", fmt.Sprintf("%.1f / %.1f", r.perCluster(r.Reads), r.perCluster(r.Writes)))

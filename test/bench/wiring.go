@@ -49,6 +49,11 @@ type settings struct {
 	ProviderConcurrency int
 	// SyncPeriod of the manager's cache (CAPI's default, 10m).
 	SyncPeriod time.Duration
+	// Capk3sMinPassInterval paces capk3s's two reconcilers (their MinPassInterval, the
+	// managers' --min-pass-interval; 0, their default, is off). The one setting that is
+	// not the same for both: it measures capk3s with the pacing the kubeadm providers
+	// always have (CAPI's ReconcilerRateLimiting, one pass per object per second).
+	Capk3sMinPassInterval time.Duration
 }
 
 // harness is one process's management plane: a manager on the test apiserver with CAPI
