@@ -109,7 +109,7 @@ func measure(ctx context.Context, p provider, o options, logf func(string)) (_ *
 				logf(err.Error())
 			}
 		default:
-			logf("-apiserver-cpuprofile: the run ended before the profile was taken")
+			logf("-apiserver-cpuprofile: the run ended before the profile was complete (none is written then)")
 		}
 	}
 
