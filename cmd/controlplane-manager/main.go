@@ -13,7 +13,6 @@ import (
 	"k8s.io/component-base/featuregate"
 	"sigs.k8s.io/cluster-api/controllers/clustercache"
 	"sigs.k8s.io/cluster-api/core/setup"
-	"sigs.k8s.io/cluster-api/util/flags"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
@@ -66,7 +65,7 @@ func setupReconcilers(opts manager.Options, extension inplace.Flags) manager.Set
 		if err != nil {
 			return fmt.Errorf("setting up the workload cluster cache: %w", err)
 		}
-		runtimeClient, err := inPlaceRuntimeClient(ctx, mgr, opts)
+		runtimeClient, err := inPlaceRuntimeClient(ctx, mgr, opts, extension)
 		if err != nil {
 			return err
 		}
@@ -78,17 +77,6 @@ func setupReconcilers(opts manager.Options, extension inplace.Flags) manager.Set
 		if err := controlplanewebhooks.SetupWebhooks(mgr); err != nil {
 			return fmt.Errorf("setting up the KThreesControlPlane webhooks: %w", err)
 		}
-		if extension.Port > 0 {
-			tlsOpts, _, err := flags.GetManagerOptions(opts.Diagnostics)
-			if err != nil {
-				return fmt.Errorf("runtime extension TLS options: %w", err)
-			}
-			if err := inplace.SetupExtension(ctx, mgr, extension.Options(inplace.WebhookCert{
-				Dir: opts.WebhookCertDir, CertName: opts.WebhookCertName, KeyName: opts.WebhookKeyName,
-			}, tlsOpts, clusterCache)); err != nil {
-				return fmt.Errorf("setting up the in-place update extension: %w", err)
-			}
-		}
-		return nil
+		return setupInPlaceExtension(ctx, mgr, opts, extension, clusterCache)
 	}
 }

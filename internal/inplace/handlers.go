@@ -3,6 +3,7 @@ package inplace
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -12,9 +13,10 @@ import (
 )
 
 // CanUpdateMachine answers for a control-plane Machine: patches for what k3s can
-// apply in place, none when the workload cluster has no SUC. It always answers
-// Success: a Failure would stop the control plane, while an answer that covers
-// nothing makes it roll the machine out, which is right for every refusal.
+// apply in place, none when the workload cluster has no SUC. Every refusal is a
+// Success that covers nothing, which makes the caller roll the machine out; a
+// Failure means "no answer yet" (the request unreadable, the workload cluster not
+// reachable), and the caller asks again.
 func (e *Extension) CanUpdateMachine(ctx context.Context, req *runtimehooksv1.CanUpdateMachineRequest, resp *runtimehooksv1.CanUpdateMachineResponse) {
 	m := &req.Desired.Machine
 	d, ok := e.decide(ctx, resp, client.ObjectKey{Namespace: m.Namespace, Name: m.Spec.ClusterName}, DecideMachine,
@@ -65,22 +67,33 @@ func (e *Extension) decide(ctx context.Context, resp runtimehooksv1.ResponseObje
 		resp.SetMessage(err.Error())
 		return Decision{}, false
 	}
-	d := e.withSUC(ctx, cluster, decideFn(cur, des))
+	d, err := e.withSUC(ctx, cluster, decideFn(cur, des))
+	if err != nil {
+		// Not an answer: the caller asks again rather than replacing the machine.
+		resp.SetStatus(runtimehooksv1.ResponseStatusFailure)
+		resp.SetMessage(err.Error())
+		return Decision{}, false
+	}
 	resp.SetStatus(runtimehooksv1.ResponseStatusSuccess)
 	resp.SetMessage(d.Message())
 	return d, true
 }
 
-// withSUC drops every patch of d when the workload cluster cannot run the update,
-// and says why.
-func (e *Extension) withSUC(ctx context.Context, cluster client.ObjectKey, d Decision) Decision {
+// withSUC drops every patch of d when the workload cluster has no SUC to run the
+// update, and says why. Any other error (the workload cluster unreachable, a list
+// that failed) is returned: it says nothing about what the cluster can do, and taken
+// for "cannot" it would turn an in-place update into a replacement.
+func (e *Extension) withSUC(ctx context.Context, cluster client.ObjectKey, d Decision) (Decision, error) {
 	if len(d.Covered) == 0 {
-		return d
+		return d, nil
 	}
 	if _, err := e.sucOf(ctx, cluster); err != nil {
-		return Decision{Refused: append([]string{err.Error() + "; in-place updates need it"}, d.Refused...)}
+		if !errors.Is(err, errNoSUC) {
+			return Decision{}, err
+		}
+		return Decision{Refused: append([]string{err.Error() + "; in-place updates need it"}, d.Refused...)}, nil
 	}
-	return d
+	return d, nil
 }
 
 // objectsOf reads the three objects of a request as JSON maps. The typed object (a

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"slices"
 
 	"k8s.io/utils/ptr"
 	runtimehooksv1 "sigs.k8s.io/cluster-api/api/runtime/hooks/v1alpha1"
@@ -33,6 +34,9 @@ type ExtensionOptions struct {
 	CertDir, CertName, KeyName string
 	// TLSOpts are the manager's TLS settings (minimum version, ciphers).
 	TLSOpts []func(*tls.Config)
+	// ClientCAFiles are PEM bundles of the CAs whose client certificates callers must
+	// present (required): only the Runtime SDK's callers may reach the extension.
+	ClientCAFiles []string
 	// Workload reaches the workload clusters: the manager's ClusterCache.
 	Workload WorkloadClients
 	// ServiceAccount, Image and RetryAfterSeconds: see Extension.
@@ -50,27 +54,36 @@ func SetupExtension(_ context.Context, mgr ctrl.Manager, o ExtensionOptions) err
 	if o.Workload == nil {
 		return errors.New("the runtime extension needs a way to reach workload clusters")
 	}
+	authority, err := newClientAuthority(o.ClientCAFiles)
+	if err != nil {
+		return fmt.Errorf("the runtime extension authenticates its callers: %w", err)
+	}
 	catalog, err := runtimehooks.NewCatalog()
 	if err != nil {
 		return err
 	}
 	srv, err := server.New(server.Options{
 		Catalog: catalog, Port: o.Port, Host: o.Host,
-		CertDir: o.CertDir, CertName: o.CertName, KeyName: o.KeyName, TLSOpts: o.TLSOpts,
+		CertDir: o.CertDir, CertName: o.CertName, KeyName: o.KeyName,
+		TLSOpts: append(slices.Clone(o.TLSOpts), authority.tlsOption),
 	})
 	if err != nil {
 		return fmt.Errorf("runtime extension server: %w", err)
 	}
+	// Live reads: the Machine's marks are checked on every UpdateMachine call, and a
+	// cache that lags behind the control plane's mark would refuse a real update.
 	e := &Extension{
-		Client: mgr.GetClient(), Workload: o.Workload,
+		Client: mgr.GetAPIReader(), Workload: o.Workload,
 		ServiceAccount: o.ServiceAccount, Image: o.Image, RetryAfterSeconds: o.RetryAfterSeconds,
 	}
-	// A CanUpdate… call that fails counts as covering nothing (a rollout); an
-	// UpdateMachine call that fails must not be taken for "done".
-	ignore, fail := ptr.To(runtimehooksv1.FailurePolicyIgnore), ptr.To(runtimehooksv1.FailurePolicyFail)
+	// A call that fails is no answer, for every handler: taken for "covers nothing", a
+	// timeout would turn an in-place update into a replacement (with maxSurge 0, the
+	// deletion of a server first); taken for "done", an unfinished update would end.
+	// The callers ask again.
+	fail := ptr.To(runtimehooksv1.FailurePolicyFail)
 	for _, h := range []server.ExtensionHandler{
-		{Hook: runtimehooksv1.CanUpdateMachine, Name: CanUpdateMachineHandler, HandlerFunc: e.CanUpdateMachine, FailurePolicy: ignore},
-		{Hook: runtimehooksv1.CanUpdateMachineSet, Name: CanUpdateMachineSetHandler, HandlerFunc: e.CanUpdateMachineSet, FailurePolicy: ignore},
+		{Hook: runtimehooksv1.CanUpdateMachine, Name: CanUpdateMachineHandler, HandlerFunc: e.CanUpdateMachine, FailurePolicy: fail},
+		{Hook: runtimehooksv1.CanUpdateMachineSet, Name: CanUpdateMachineSetHandler, HandlerFunc: e.CanUpdateMachineSet, FailurePolicy: fail},
 		{Hook: runtimehooksv1.UpdateMachine, Name: UpdateMachineHandler, HandlerFunc: e.UpdateMachine, FailurePolicy: fail},
 	} {
 		if err := srv.AddExtensionHandler(h); err != nil {

@@ -58,28 +58,27 @@ func (e *Extension) UpdateMachine(ctx context.Context, req *runtimehooksv1.Updat
 // acted on.
 var errUpdateFailed = errors.New("in-place update failed")
 
-// updateMachine is one step; it returns what is in progress, "" when done.
+// updateMachine is one step; it returns what is in progress, "" when done. What it
+// acts on comes from the stored objects (authorizeUpdate); the request only names the
+// Machine.
 func (e *Extension) updateMachine(ctx context.Context, req *runtimehooksv1.UpdateMachineRequest) (string, error) {
-	desired := &req.Desired.Machine
-	objs, err := objectsOf(desired, req.Desired.BootstrapConfig, req.Desired.InfrastructureMachine)
+	objs, err := objectsOf(&req.Desired.Machine, req.Desired.BootstrapConfig, req.Desired.InfrastructureMachine)
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", errUpdateFailed, err)
 	}
-	version := k3s.NormalizeVersion(effectiveVersion(objs, machineBase))
-	want, err := k3s.ParseVersion(version)
+	target, err := e.authorizeUpdate(ctx, req, effectiveVersion(objs, machineBase))
+	if err != nil {
+		return "", err
+	}
+	want, err := k3s.ParseVersion(target.version)
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", errUpdateFailed, err)
 	}
-	// The request carries no status: the Node comes from the Machine as stored.
-	stored := &clusterv1.Machine{}
-	if err := e.Client.Get(ctx, client.ObjectKeyFromObject(desired), stored); err != nil {
-		return "", fmt.Errorf("reading Machine: %w", err)
-	}
+	stored := target.machine
 	if stored.Status.NodeRef.Name == "" {
 		return "waiting for the Machine's Node", nil
 	}
-	cluster := client.ObjectKey{Namespace: desired.Namespace, Name: desired.Spec.ClusterName}
-	wc, err := e.Workload.GetUncachedClient(ctx, cluster)
+	wc, err := e.Workload.GetUncachedClient(ctx, target.cluster)
 	if err != nil {
 		return "", fmt.Errorf("reaching the workload cluster: %w", err)
 	}
@@ -104,6 +103,13 @@ func (e *Extension) updateMachine(ctx context.Context, req *runtimehooksv1.Updat
 			return "", fmt.Errorf("%w: system-upgrade-controller Plan %s/%s: %s", errUpdateFailed, plan.GetNamespace(), plan.GetName(), f)
 		}
 	}
+	// The skew rules hold for what the Node runs now, whoever asks: CanUpdate… checked
+	// them against the Machine's spec, which need not be what runs.
+	if running := node.Status.NodeInfo.KubeletVersion; !runs(node, want) {
+		if ok, why := versionStep(running, target.version); !ok {
+			return "", fmt.Errorf("%w: Node %s: %s", errUpdateFailed, node.Name, why)
+		}
+	}
 	// SUC is looked for only to place a new Plan: an existing one is in SUC's
 	// namespace already, and a poll of an upgrade under way costs no more lists.
 	namespace := ""
@@ -116,11 +122,11 @@ func (e *Extension) updateMachine(ctx context.Context, req *runtimehooksv1.Updat
 		}
 		namespace = suc.namespace
 	}
-	if err := e.ensurePlan(ctx, wc, plan, desiredPlan(stored, node, version, e.planOptions(namespace))); err != nil {
+	if err := e.ensurePlan(ctx, wc, plan, desiredPlan(stored, node, target.version, e.planOptions(namespace))); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("system-upgrade-controller is upgrading Node %s to %s (running %s)",
-		node.Name, version, node.Status.NodeInfo.KubeletVersion), nil
+		node.Name, target.version, node.Status.NodeInfo.KubeletVersion), nil
 }
 
 // existingPlan finds the Machine's Plan in whichever namespace it was made (SUC's),

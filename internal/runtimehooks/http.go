@@ -73,6 +73,8 @@ func (c *hookClient) httpClientFor(u *url.URL, caBundle []byte) (*http.Client, e
 	}
 	tlsConfig, err := transport.TLSConfigFor(&transport.Config{TLS: transport.TLSConfig{
 		CAData: caBundle, CertFile: c.certFile, KeyFile: c.keyFile, ServerName: u.Hostname(),
+		// Re-read on each handshake when changed: cert-manager renews the certificate.
+		ReloadTLSFiles: c.certFile != "",
 	}})
 	if err != nil {
 		return nil, fmt.Errorf("TLS settings for %s: %w", u.Host, err)

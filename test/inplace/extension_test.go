@@ -20,9 +20,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	runtimecatalog "sigs.k8s.io/cluster-api/api/runtime/catalog"
 	runtimehooksv1 "sigs.k8s.io/cluster-api/api/runtime/hooks/v1alpha1"
+	runtimev1 "sigs.k8s.io/cluster-api/api/runtime/v1beta2"
 	"sigs.k8s.io/cluster-api/controllers/clustercache"
 	"sigs.k8s.io/cluster-api/core/setup"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -50,6 +52,7 @@ type extension struct {
 	url     string
 	http    *http.Client
 	catalog *runtimecatalog.Catalog
+	rootCAs *x509.CertPool
 }
 
 // startStack runs the stack and the extension, which reaches workload clusters
@@ -58,6 +61,14 @@ func startStack(t *testing.T) *extension {
 	t.Helper()
 	certDir, ca, _ := env.ServingCert()
 	port, err := envtest.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	callers, err := envtest.NewClientCA(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, clientCert, err := callers.Issue("capi-core")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,6 +89,7 @@ func startStack(t *testing.T) *extension {
 		}
 		return inplace.SetupExtension(ctx, mgr, inplace.ExtensionOptions{
 			Host: "127.0.0.1", Port: port, CertDir: certDir, Workload: cc, RetryAfterSeconds: 1,
+			ClientCAFiles: []string{callers.CAFile},
 		})
 	})
 	pool := x509.NewCertPool()
@@ -87,23 +99,24 @@ func startStack(t *testing.T) *extension {
 		t.Fatal(err)
 	}
 	return &extension{
-		t: t, url: fmt.Sprintf("https://127.0.0.1:%d", port), catalog: catalog,
-		http: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}},
+		t: t, url: fmt.Sprintf("https://127.0.0.1:%d", port), catalog: catalog, rootCAs: pool,
+		http: httpClient(pool, &clientCert),
 	}
+}
+
+// httpClient trusts the extension's serving certificate and presents cert, if any.
+func httpClient(rootCAs *x509.CertPool, cert *tls.Certificate) *http.Client {
+	cfg := &tls.Config{RootCAs: rootCAs, MinVersion: tls.VersionTLS12}
+	if cert != nil {
+		cfg.Certificates = []tls.Certificate{*cert}
+	}
+	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg}}
 }
 
 // call posts req to the named handler of hook and decodes the answer into resp.
 func (e *extension) call(hook runtimecatalog.Hook, name string, req, resp any) {
 	e.t.Helper()
-	gvh, err := e.catalog.GroupVersionHook(hook)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	body, err := json.Marshal(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	r, err := e.http.Post(e.url+runtimecatalog.GVHToPath(gvh, name), "application/json", bytes.NewReader(body))
+	r, err := e.post(e.http, hook, name, req)
 	if err != nil {
 		e.t.Fatalf("calling %s: %v", name, err)
 	}
@@ -115,6 +128,19 @@ func (e *extension) call(hook runtimecatalog.Hook, name string, req, resp any) {
 	if err := json.Unmarshal(raw, resp); err != nil {
 		e.t.Fatalf("decoding %s's answer %s: %v", name, raw, err)
 	}
+}
+
+// post sends req to the named handler of hook with hc.
+func (e *extension) post(hc *http.Client, hook runtimecatalog.Hook, name string, req any) (*http.Response, error) {
+	gvh, err := e.catalog.GroupVersionHook(hook)
+	if err != nil {
+		return nil, err
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	return hc.Post(e.url+runtimecatalog.GVHToPath(gvh, name), "application/json", bytes.NewReader(body))
 }
 
 func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, string, error)) {
@@ -151,6 +177,27 @@ func TestUpdateMachineThroughSUC(t *testing.T) {
 	server := waitForMachine(t, ns, client.MatchingLabels{clusterv1.MachineControlPlaneNameLabel: objs.ControlPlane.Name})
 	agent := waitForMachine(t, ns, client.MatchingLabels{stack.PoolLabel: "agents"})
 	membersBefore := simulator.EtcdMembers(key)
+	// From here the test plays the Machines' owners, which mark a Machine for an
+	// update: no controller may act on the marks in their place.
+	pauseCluster(t, objs.Cluster)
+
+	t.Run("callers without a trusted client certificate are refused", func(t *testing.T) {
+		other, err := envtest.NewClientCA(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, foreign, err := other.Issue("intruder")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for what, hc := range map[string]*http.Client{"no client certificate": httpClient(ext.rootCAs, nil), "another CA's certificate": httpClient(ext.rootCAs, &foreign)} {
+			resp, err := ext.post(hc, runtimehooksv1.UpdateMachine, inplace.UpdateMachineHandler, updateMachineRequest(t, server, newVersion))
+			if err == nil {
+				_ = resp.Body.Close()
+				t.Errorf("%s: UpdateMachine answered HTTP %d, want the TLS handshake refused", what, resp.StatusCode)
+			}
+		}
+	})
 
 	t.Run("without SUC, nothing is covered and UpdateMachine waits for it", func(t *testing.T) {
 		resp := &runtimehooksv1.CanUpdateMachineResponse{}
@@ -160,7 +207,7 @@ func TestUpdateMachineThroughSUC(t *testing.T) {
 			t.Errorf("CanUpdateMachine = %s %q, patch %s; want Success, no patch, a message about SUC", resp.Status, resp.Message, resp.MachinePatch.Patch)
 		}
 		up := &runtimehooksv1.UpdateMachineResponse{}
-		ext.call(runtimehooksv1.UpdateMachine, inplace.UpdateMachineHandler, updateMachineRequest(t, server, newVersion), up)
+		ext.call(runtimehooksv1.UpdateMachine, inplace.UpdateMachineHandler, updateMachineRequest(t, markForUpdate(t, server, newVersion), newVersion), up)
 		if up.Status != runtimehooksv1.ResponseStatusSuccess || up.RetryAfterSeconds == 0 || !strings.Contains(up.Message, "no system-upgrade-controller") {
 			t.Errorf("UpdateMachine = %s %q retry %d; want in progress, with a message about SUC", up.Status, up.Message, up.RetryAfterSeconds)
 		}
@@ -195,6 +242,22 @@ func TestUpdateMachineThroughSUC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Run("an unmarked Machine, or a version it is not to run, is refused", func(t *testing.T) {
+		resp := &runtimehooksv1.UpdateMachineResponse{}
+		ext.call(runtimehooksv1.UpdateMachine, inplace.UpdateMachineHandler, updateMachineRequest(t, agent, newVersion), resp)
+		if resp.Status != runtimehooksv1.ResponseStatusFailure || !strings.Contains(resp.Message, "not marked") {
+			t.Errorf("UpdateMachine of an unmarked Machine = %s %q, want Failure, not marked", resp.Status, resp.Message)
+		}
+		ext.call(runtimehooksv1.UpdateMachine, inplace.UpdateMachineHandler, updateMachineRequest(t, server, "v1.32.9+k3s1"), resp)
+		if resp.Status != runtimehooksv1.ResponseStatusFailure || !strings.Contains(resp.Message, "asks for version v1.32.9+k3s1") {
+			t.Errorf("UpdateMachine for another version = %s %q, want Failure", resp.Status, resp.Message)
+		}
+		for _, m := range []*clusterv1.Machine{agent, server} {
+			if p := getPlan(t, wc, m); p != nil {
+				t.Errorf("a refused call made Plan %s", p.GetName())
+			}
+		}
+	})
 	t.Run("a server is upgraded in place", func(t *testing.T) {
 		upgrade(t, ext, wc, server, newVersion, func(plan *unstructured.Unstructured) {
 			if cordon, _, _ := unstructured.NestedBool(plan.Object, "spec", "cordon"); !cordon {
@@ -203,6 +266,16 @@ func TestUpdateMachineThroughSUC(t *testing.T) {
 		})
 		if after := simulator.EtcdMembers(key); !slices.Equal(after, membersBefore) {
 			t.Errorf("etcd members %v after the upgrade, want %v", after, membersBefore)
+		}
+	})
+	t.Run("a downgrade is refused even when the Machine is marked for it", func(t *testing.T) {
+		resp := &runtimehooksv1.UpdateMachineResponse{}
+		ext.call(runtimehooksv1.UpdateMachine, inplace.UpdateMachineHandler, updateMachineRequest(t, markForUpdate(t, server, oldVersion), oldVersion), resp)
+		if resp.Status != runtimehooksv1.ResponseStatusFailure || !strings.Contains(resp.Message, "downgrade") {
+			t.Errorf("UpdateMachine to %s = %s %q, want Failure, a downgrade", oldVersion, resp.Status, resp.Message)
+		}
+		if p := getPlan(t, wc, server); p != nil {
+			t.Errorf("a refused downgrade made Plan %s", p.GetName())
 		}
 	})
 	t.Run("an agent is upgraded in place", func(t *testing.T) {
@@ -224,7 +297,7 @@ func TestUpdateMachineThroughSUC(t *testing.T) {
 		}
 		eventually(t, "UpdateMachine to fail", func(context.Context) (bool, string, error) {
 			resp := &runtimehooksv1.UpdateMachineResponse{}
-			ext.call(runtimehooksv1.UpdateMachine, inplace.UpdateMachineHandler, updateMachineRequest(t, agent, "v1.32.2+k3s1"), resp)
+			ext.call(runtimehooksv1.UpdateMachine, inplace.UpdateMachineHandler, updateMachineRequest(t, markForUpdate(t, agent, "v1.32.2+k3s1"), "v1.32.2+k3s1"), resp)
 			return resp.Status == runtimehooksv1.ResponseStatusFailure && strings.Contains(resp.Message, "image pull failed"),
 				fmt.Sprintf("%s %q", resp.Status, resp.Message), nil
 		})
@@ -237,7 +310,7 @@ func TestUpdateMachineThroughSUC(t *testing.T) {
 func upgrade(t *testing.T, ext *extension, wc client.Client, m *clusterv1.Machine, version string, checkPlan func(*unstructured.Unstructured)) {
 	t.Helper()
 	ctx := context.Background()
-	req := updateMachineRequest(t, m, version)
+	req := updateMachineRequest(t, markForUpdate(t, m, version), version)
 	resp := &runtimehooksv1.UpdateMachineResponse{}
 	ext.call(runtimehooksv1.UpdateMachine, inplace.UpdateMachineHandler, req, resp)
 	if resp.Status != runtimehooksv1.ResponseStatusSuccess || resp.RetryAfterSeconds == 0 {
@@ -289,6 +362,42 @@ func upgrade(t *testing.T, ext *extension, wc client.Client, m *clusterv1.Machin
 	if again.Status != runtimehooksv1.ResponseStatusSuccess || again.RetryAfterSeconds != 0 || getPlan(t, wc, m) != nil {
 		t.Errorf("UpdateMachine again = %s %q retry %d; want Done and no new Plan", again.Status, again.Message, again.RetryAfterSeconds)
 	}
+}
+
+// pauseCluster pauses cluster, so that no controller acts on the marks the test sets.
+func pauseCluster(t *testing.T, cluster *clusterv1.Cluster) {
+	t.Helper()
+	c := &clusterv1.Cluster{}
+	if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(cluster), c); err != nil {
+		t.Fatal(err)
+	}
+	before := c.DeepCopy()
+	c.Spec.Paused = ptr.To(true)
+	if err := env.Client.Patch(context.Background(), c, client.MergeFrom(before)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// markForUpdate marks m for an in-place update to version as its owner does: the
+// desired version in the Machine's spec, CAPI's update-in-progress annotation and the
+// pending UpdateMachine hook. It returns the Machine as stored.
+func markForUpdate(t *testing.T, m *clusterv1.Machine, version string) *clusterv1.Machine {
+	t.Helper()
+	live := &clusterv1.Machine{}
+	if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(m), live); err != nil {
+		t.Fatal(err)
+	}
+	before := live.DeepCopy()
+	live.Spec.Version = version
+	if live.Annotations == nil {
+		live.Annotations = map[string]string{}
+	}
+	live.Annotations[clusterv1.UpdateInProgressAnnotation] = ""
+	live.Annotations[runtimev1.PendingHooksAnnotation] = "UpdateMachine"
+	if err := env.Client.Patch(context.Background(), live, client.MergeFrom(before)); err != nil {
+		t.Fatal(err)
+	}
+	return live
 }
 
 func getPlan(t *testing.T, wc client.Client, m *clusterv1.Machine) *unstructured.Unstructured {

@@ -92,7 +92,14 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		s.SetConnectionCreationRetryInterval(2 * time.Second)
 	}
 	c, r := mgr.GetClient(), mgr.GetAPIReader()
-	hooks, err := runtimeHooksClient(c)
+	// The extension answers only callers with a client certificate it trusts.
+	var callersCA, callerCert, callerKey string
+	if opts.InPlaceExtension != nil {
+		if callersCA, callerCert, callerKey, err = extensionCallers(ctx); err != nil {
+			return fmt.Errorf("in-place extension callers' certificates: %w", err)
+		}
+	}
+	hooks, err := runtimeHooksClient(c, callerCert, callerKey)
 	if err != nil {
 		return err
 	}
@@ -158,6 +165,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		// in-place steps, each waiting for a Node, from idling.
 		if err := inplace.SetupExtension(ctx, mgr, inplace.ExtensionOptions{
 			Host: e.Host, Port: e.Port, CertDir: e.CertDir, Workload: cc, RetryAfterSeconds: 1,
+			ClientCAFiles: []string{callersCA},
 		}); err != nil {
 			return fmt.Errorf("in-place update extension: %w", err)
 		}
