@@ -179,7 +179,7 @@ func TestUpdateMachineThroughSUC(t *testing.T) {
 	membersBefore := simulator.EtcdMembers(key)
 	// From here the test plays the Machines' owners, which mark a Machine for an
 	// update: no controller may act on the marks in their place.
-	pauseCluster(t, objs.Cluster)
+	setPaused(t, objs.Cluster, true)
 
 	t.Run("callers without a trusted client certificate are refused", func(t *testing.T) {
 		other, err := envtest.NewClientCA(t.TempDir())
@@ -212,6 +212,10 @@ func TestUpdateMachineThroughSUC(t *testing.T) {
 			t.Errorf("UpdateMachine = %s %q retry %d; want in progress, with a message about SUC", up.Status, up.Message, up.RetryAfterSeconds)
 		}
 	})
+	// The simulator installs SUC only on an unpaused cluster, where the controllers
+	// would act on the marks: they go first.
+	unmark(t, server, oldVersion)
+	setPaused(t, objs.Cluster, false)
 
 	sc := objs.SimCluster.DeepCopy()
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(sc), sc); err != nil {
@@ -230,6 +234,7 @@ func TestUpdateMachineThroughSUC(t *testing.T) {
 			want := `[{"op":"add","path":"/spec/version","value":"` + newVersion + `"}]`
 			return resp.MachinePatch.PatchType == runtimehooksv1.JSONPatchType && string(resp.MachinePatch.Patch) == want, resp.Message, nil
 		})
+		setPaused(t, objs.Cluster, true)
 		resp := &runtimehooksv1.CanUpdateMachineSetResponse{}
 		ext.call(runtimehooksv1.CanUpdateMachineSet, inplace.CanUpdateMachineSetHandler, canUpdateMachineSetRequest(t, ns, newVersion), resp)
 		want := `[{"op":"add","path":"/spec/template/spec/version","value":"` + newVersion + `"}]`
@@ -248,6 +253,7 @@ func TestUpdateMachineThroughSUC(t *testing.T) {
 		if resp.Status != runtimehooksv1.ResponseStatusFailure || !strings.Contains(resp.Message, "not marked") {
 			t.Errorf("UpdateMachine of an unmarked Machine = %s %q, want Failure, not marked", resp.Status, resp.Message)
 		}
+		markForUpdate(t, server, newVersion)
 		ext.call(runtimehooksv1.UpdateMachine, inplace.UpdateMachineHandler, updateMachineRequest(t, server, "v1.32.9+k3s1"), resp)
 		if resp.Status != runtimehooksv1.ResponseStatusFailure || !strings.Contains(resp.Message, "asks for version v1.32.9+k3s1") {
 			t.Errorf("UpdateMachine for another version = %s %q, want Failure", resp.Status, resp.Message)
@@ -364,15 +370,16 @@ func upgrade(t *testing.T, ext *extension, wc client.Client, m *clusterv1.Machin
 	}
 }
 
-// pauseCluster pauses cluster, so that no controller acts on the marks the test sets.
-func pauseCluster(t *testing.T, cluster *clusterv1.Cluster) {
+// setPaused pauses or unpauses cluster: paused, no controller acts on the marks the
+// test sets.
+func setPaused(t *testing.T, cluster *clusterv1.Cluster, paused bool) {
 	t.Helper()
 	c := &clusterv1.Cluster{}
 	if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(cluster), c); err != nil {
 		t.Fatal(err)
 	}
 	before := c.DeepCopy()
-	c.Spec.Paused = ptr.To(true)
+	c.Spec.Paused = ptr.To(paused)
 	if err := env.Client.Patch(context.Background(), c, client.MergeFrom(before)); err != nil {
 		t.Fatal(err)
 	}
@@ -398,6 +405,22 @@ func markForUpdate(t *testing.T, m *clusterv1.Machine, version string) *clusterv
 		t.Fatal(err)
 	}
 	return live
+}
+
+// unmark takes markForUpdate back: m's version is version again, without the marks.
+func unmark(t *testing.T, m *clusterv1.Machine, version string) {
+	t.Helper()
+	live := &clusterv1.Machine{}
+	if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(m), live); err != nil {
+		t.Fatal(err)
+	}
+	before := live.DeepCopy()
+	live.Spec.Version = version
+	delete(live.Annotations, clusterv1.UpdateInProgressAnnotation)
+	delete(live.Annotations, runtimev1.PendingHooksAnnotation)
+	if err := env.Client.Patch(context.Background(), live, client.MergeFrom(before)); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func getPlan(t *testing.T, wc client.Client, m *clusterv1.Machine) *unstructured.Unstructured {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -91,9 +93,48 @@ func checkInPlaceExtension(t *testing.T, p installed, release string) {
 	if len(certs) != 1 {
 		t.Fatalf("%d Certificates, want 1", len(certs))
 	}
+	checkExtensionClientAuth(t, c, ext, certs[0])
 	secret, _, _ := unstructured.NestedString(certs[0].Object, "spec", "secretName")
 	if want := certs[0].GetNamespace() + "/" + secret; ec.Annotations[runtimev1.InjectCAFromSecretAnnotation] != want {
 		t.Errorf("%s %q, want %q (the Secret cert-manager writes)", runtimev1.InjectCAFromSecretAnnotation,
 			ec.Annotations[runtimev1.InjectCAFromSecretAnnotation], want)
+	}
+}
+
+// checkExtensionClientAuth follows the chain that authenticates the extension's
+// callers: the manager presents the webhook certificate as its client certificate
+// (so the Certificate asks for client auth), and the extension trusts that
+// certificate's CA and the optional Secret of the user's CAs, both mounted.
+func checkExtensionClientAuth(t *testing.T, c corev1.Container, ext inplace.Flags, cert unstructured.Unstructured) {
+	t.Helper()
+	usages, _, _ := unstructured.NestedStringSlice(cert.Object, "spec", "usages")
+	if !slices.Contains(usages, "client auth") || !slices.Contains(usages, "server auth") {
+		t.Errorf("Certificate %s usages %v, want server auth and client auth", cert.GetName(), usages)
+	}
+	mounted := func(path string) string {
+		for _, m := range c.VolumeMounts {
+			if dir := strings.TrimSuffix(m.MountPath, "/"); path == dir || strings.HasPrefix(path, dir+"/") {
+				return m.Name
+			}
+		}
+		return ""
+	}
+	if mounted(ext.ClientCertFile) != "cert" || mounted(ext.ClientKeyFile) != "cert" ||
+		filepath.Base(ext.ClientCertFile) != "tls.crt" || filepath.Base(ext.ClientKeyFile) != "tls.key" {
+		t.Errorf("client certificate %q and key %q, want tls.crt and tls.key of the cert volume", ext.ClientCertFile, ext.ClientKeyFile)
+	}
+	trustsOwn, trustsUser := false, false
+	for _, f := range ext.ClientCAFiles {
+		switch mounted(f) {
+		case "cert":
+			trustsOwn = trustsOwn || filepath.Base(f) == "ca.crt"
+		case "":
+			t.Errorf("client CA file %s is on no volume", f)
+		default:
+			trustsUser = true
+		}
+	}
+	if !trustsOwn || !trustsUser {
+		t.Errorf("client CA files %v, want the cert volume's ca.crt and the user's optional Secret", ext.ClientCAFiles)
 	}
 }
