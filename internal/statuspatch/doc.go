@@ -1,7 +1,7 @@
 // Package statuspatch writes what one reconcile pass changed on an object whose status
 // capk3s alone writes (a KThreesControlPlane, a KThreesConfig): its metadata and spec
-// in one plain merge patch, its whole status, conditions included, in one merge patch
-// guarded by the resourceVersion the pass read, each only when it changed.
+// in one merge patch, its whole status, conditions included, in another, both guarded
+// by the resourceVersion the pass read, each only when it changed.
 //
 // CAPI's patch helper sends the conditions and the other status fields as two
 // requests, and retries a conflicting conditions patch on a fresh read so that

@@ -22,10 +22,13 @@ func New(obj client.Object) *Pass {
 }
 
 // Write sends the changes from the object the pass read to obj, which it leaves as it
-// is. The metadata and spec go first, without a precondition, as CAPI's patch helper
-// sends them: a finalizer the pass adds must be stored even when its status write
-// conflicts. It returns the resourceVersions its writes replaced (none when it wrote
-// nothing).
+// is. The metadata and spec go first, as CAPI's patch helper sends them, guarded by the
+// resourceVersion the pass read; when that write conflicts, they are sent again
+// without the guard (a finalizer the pass adds must be stored) and the status is not
+// written. The status write is guarded by the version read, or by the one the
+// guarded metadata write made from it: a status computed from a copy older than the
+// stored one is never written. It returns the resourceVersions its writes replaced
+// (none when it wrote nothing).
 func (p *Pass) Write(ctx context.Context, c client.Client, obj client.Object) (replaced []string, _ error) {
 	rest, status, err := split(p.before, obj)
 	if err != nil {
@@ -33,12 +36,15 @@ func (p *Pass) Write(ctx context.Context, c client.Client, obj client.Object) (r
 	}
 	version := p.before.GetResourceVersion()
 	if rest != nil {
-		stored := p.before.DeepCopyObject().(client.Object)
-		if err := c.Patch(ctx, stored, client.RawPatch(types.MergePatchType, rest)); err != nil {
-			return nil, fmt.Errorf("metadata and spec: %w", err)
+		stored, current, err := p.writeRest(ctx, c, rest, version)
+		if err != nil {
+			return nil, err
 		}
 		replaced = append(replaced, version)
-		// The status write is guarded by the version this write made.
+		if !current {
+			ctrl.LoggerFrom(ctx).V(4).Info("Status not written: the object changed since this pass read it")
+			return replaced, nil
+		}
 		version = stored.GetResourceVersion()
 	}
 	if status == nil {
@@ -62,6 +68,44 @@ func (p *Pass) Write(ctx context.Context, c client.Client, obj client.Object) (r
 		return replaced, fmt.Errorf("status: %w", err)
 	}
 	return append(replaced, version), nil
+}
+
+// writeRest sends the metadata and spec patch guarded by version; on a conflict it
+// sends it again unguarded and reports that the object was not current.
+func (p *Pass) writeRest(ctx context.Context, c client.Client, rest []byte, version string) (client.Object, bool, error) {
+	guarded, err := withResourceVersion(rest, version)
+	if err != nil {
+		return nil, false, err
+	}
+	stored := p.before.DeepCopyObject().(client.Object)
+	err = c.Patch(ctx, stored, client.RawPatch(types.MergePatchType, guarded))
+	if err == nil {
+		return stored, true, nil
+	}
+	if !apierrors.IsConflict(err) {
+		return nil, false, fmt.Errorf("metadata and spec: %w", err)
+	}
+	stored = p.before.DeepCopyObject().(client.Object)
+	if err := c.Patch(ctx, stored, client.RawPatch(types.MergePatchType, rest)); err != nil {
+		return nil, false, fmt.Errorf("metadata and spec: %w", err)
+	}
+	return stored, false, nil
+}
+
+// withResourceVersion adds metadata.resourceVersion to a merge patch: the apiserver
+// then applies it only to that version.
+func withResourceVersion(patch []byte, version string) ([]byte, error) {
+	var fields map[string]any
+	if err := json.Unmarshal(patch, &fields); err != nil {
+		return nil, fmt.Errorf("computing the patch: %w", err)
+	}
+	meta, _ := fields["metadata"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	meta["resourceVersion"] = version
+	fields["metadata"] = meta
+	return json.Marshal(fields)
 }
 
 // split computes the merge patch from before to after and parts it into the status and
