@@ -352,21 +352,30 @@ func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, 
 	return r.reconcileServers(ctx, cluster, kcp, tokenAvailable, seen)
 }
 
-// reconcileServers takes the pass's one operation on the servers. An in-place update
-// under way is that operation, remediation included. A remediation that acted (or
-// waits for its retry period) is the next candidate; otherwise scaling goes on, which
-// also creates a remediated server's replacement. A remediation that waits without
-// holding scaling (a health check to look again) still asks to be woken when the wait
-// ends: no watch would.
+// reconcileServers takes the pass's one operation on the servers. Completing an
+// in-place update trigger comes first; then remediation, also of a server that is
+// being updated in place, as in KCP; a remediation that acted (or waits for its
+// retry period) is the pass's step. Next, in-place updates under way hold scaling
+// and rollout (inplace_hold.go); otherwise scaling goes on, which also creates a
+// remediated server's replacement. A wait that no watch ends (a health check to look
+// again, CAPI to start an update, a cache to catch up) asks to be woken.
 func (r *Reconciler) reconcileServers(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, tokenAvailable bool, seen *observed) (ctrl.Result, error) {
-	if updating, err := r.reconcileInPlaceInProgress(ctx, cluster, kcp, seen); err != nil || updating {
+	seen.updatingInPlace = updatingServers(seen.machines)
+	if completing, err := r.completeInPlaceTriggers(ctx, cluster, kcp, seen); err != nil || completing {
 		return ctrl.Result{}, err
 	}
 	done, result, err := r.reconcileRemediation(ctx, cluster, kcp, seen)
 	if err != nil || done {
 		return result, err
 	}
-	return result, r.reconcileReplicas(ctx, cluster, kcp, tokenAvailable, seen)
+	if hold, wait := inPlaceHold(ctx, seen, time.Now()); hold {
+		return soonest(result, wait), nil
+	}
+	next, err := r.reconcileReplicas(ctx, cluster, kcp, tokenAvailable, seen)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return soonest(result, next.RequeueAfter), nil
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }

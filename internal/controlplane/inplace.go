@@ -18,7 +18,8 @@ import (
 
 // This file is the control plane's side of CAPI's in-place update protocol: when
 // servers are updated in place, and what the rest of the reconciler does meanwhile.
-// inplace_canupdate.go asks the extensions, inplace_trigger.go marks a server.
+// inplace_canupdate.go asks the extensions, inplace_trigger.go marks a server,
+// inplace_hold.go decides what an update under way holds back.
 
 // The Runtime SDK client finds the update extensions in ExtensionConfigs (read only:
 // CAPI core's controller discovers them) and honours their namespace selectors.
@@ -92,20 +93,18 @@ func markUpdateHookPending(m *clusterv1.Machine) {
 	m.Annotations[runtimev1.PendingHooksAnnotation] = strings.Join(append(hooks, updateMachineHook), ",")
 }
 
-// reconcileInPlaceInProgress holds every other step on the servers while one is
-// updated in place: no scaling, rollout or remediation, so the update is the pass's one
-// operation, as a replacement would be. A trigger left incomplete is completed first.
-// It reports whether an update is under way (then the pass ends here).
-func (r *Reconciler) reconcileInPlaceInProgress(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, seen *observed) (bool, error) {
-	updating := seen.machines.Filter(collections.Not(collections.HasDeletionTimestamp), updatingInPlace)
-	if updating.Len() == 0 {
-		return false, nil
-	}
-	seen.updatingInPlace = sorted(updating.Names())
-	for _, m := range updating {
-		if !triggerIncomplete(m) {
-			continue
-		}
+// updatingServers names the servers (not being deleted) under an in-place update.
+func updatingServers(machines collections.Machines) []string {
+	return sorted(machines.Filter(collections.Not(collections.HasDeletionTimestamp), updatingInPlace).Names())
+}
+
+// completeInPlaceTriggers completes the triggers this controller left incomplete (a
+// crash, a failed write between the trigger's writes): that is the pass's one step
+// on the servers, before anything else, so that a marked server always reaches CAPI.
+// It reports whether it took the step.
+func (r *Reconciler) completeInPlaceTriggers(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, seen *observed) (bool, error) {
+	incomplete := seen.machines.Filter(collections.Not(collections.HasDeletionTimestamp), triggerIncomplete)
+	for _, m := range incomplete {
 		ctrl.LoggerFrom(ctx).Info("Completing the in-place update trigger of a server", "Machine", m.Name)
 		want, err := r.desiredServerObjects(ctx, cluster, kcp, m, seen.objects[m.Name])
 		if err != nil {
@@ -115,5 +114,5 @@ func (r *Reconciler) reconcileInPlaceInProgress(ctx context.Context, cluster *cl
 			return true, err
 		}
 	}
-	return true, nil
+	return incomplete.Len() > 0, nil
 }

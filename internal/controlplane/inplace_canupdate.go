@@ -23,8 +23,10 @@ import (
 // patches to the current objects' specs for the changes it covers; they are applied in
 // turn, and the server can be updated in place once the patched current objects equal
 // the desired ones. It returns "" when they do, else why not. An error (an extension
-// that cannot be reached or answers Failure) means no in-place update either; the
-// caller falls back to a replacement and reports it.
+// that cannot be reached, answers Failure or sends patches that do not apply) is no
+// answer: the caller retries rather than replace a server that might have been
+// updated. (A handler registered with failurePolicy Ignore that cannot be reached
+// answers for the Runtime SDK client: Success, no patches, so it covers nothing.)
 func (r *Reconciler) canUpdateInPlace(ctx context.Context, m *clusterv1.Machine, objs serverObjects, want inPlaceObjects) (string, error) {
 	handlers, err := r.RuntimeClient.GetAllExtensions(ctx, runtimehooksv1.CanUpdateMachine, m)
 	if err != nil {

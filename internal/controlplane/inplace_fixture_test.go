@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/cluster-api/util/collections"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/cluster-api/util/test/builder"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
@@ -157,12 +158,20 @@ func (f *inPlaceFixture) observe(t *testing.T, r *Reconciler, notReady ...string
 // plane's status from what it saw.
 func (f *inPlaceFixture) pass(t *testing.T, notReady ...string) {
 	t.Helper()
-	r := f.reconciler()
-	seen := f.observe(t, r, notReady...)
-	if _, err := r.reconcileServers(context.Background(), f.cluster, f.kcp, true, seen); err != nil {
+	if _, err := f.try(t, notReady...); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// try is pass that returns what the pass returned: when to be woken, or its error
+// (after which controller-runtime retries it).
+func (f *inPlaceFixture) try(t *testing.T, notReady ...string) (ctrl.Result, error) {
+	t.Helper()
+	r := f.reconciler()
+	seen := f.observe(t, r, notReady...)
+	result, err := r.reconcileServers(context.Background(), f.cluster, f.kcp, true, seen)
 	setStatus(f.cluster, f.kcp, *seen)
+	return result, err
 }
 
 // upgradeVersion is the version every upgrade in these tests asks for.

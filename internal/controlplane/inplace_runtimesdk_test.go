@@ -13,6 +13,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/cert"
+	"k8s.io/utils/ptr"
 	runtimecatalog "sigs.k8s.io/cluster-api/api/runtime/catalog"
 	runtimehooksv1 "sigs.k8s.io/cluster-api/api/runtime/hooks/v1alpha1"
 	runtimev1 "sigs.k8s.io/cluster-api/api/runtime/v1beta2"
@@ -69,6 +70,55 @@ func TestInPlaceOverTheRuntimeSDK(t *testing.T) {
 	f.pass(t)
 	if marked := f.marked(t); len(marked) != 1 || calls.Load() != 1 || !sawConfig.Load() {
 		t.Errorf("%v marked after %d calls (config seen: %v); want one server after one call", marked, calls.Load(), sawConfig.Load())
+	}
+}
+
+// An extension registered with failurePolicy Fail that cannot be reached (its
+// server is down, its Service has no endpoints) fails the question over the wire: the
+// rollout waits and asks again; it does not replace the server.
+func TestInPlaceWaitsForAnUnreachableExtension(t *testing.T) {
+	handler := func(_ context.Context, _ *runtimehooksv1.CanUpdateMachineRequest, resp *runtimehooksv1.CanUpdateMachineResponse) {
+		resp.SetStatus(runtimehooksv1.ResponseStatusSuccess)
+	}
+	catalog, err := runtimehooks.NewCatalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, caBundle := serveExtension(t, catalog, server.ExtensionHandler{
+		Hook: runtimehooksv1.CanUpdateMachine, Name: "can-update-machine", HandlerFunc: handler,
+		FailurePolicy: ptr.To(runtimehooksv1.FailurePolicyFail),
+	})
+	hooks, err := runtimehooks.New(runtimehooks.Options{Reader: env.Client, Catalog: catalog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	discovered, err := hooks.Discover(context.Background(), &runtimev1.ExtensionConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: "capk3s-inplace", ResourceVersion: "1"},
+		Spec:       runtimev1.ExtensionConfigSpec{ClientConfig: runtimev1.ClientConfig{URL: url, CABundle: caBundle}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The extension moves to a port nothing listens on.
+	port, err := envtest.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	discovered.Spec.ClientConfig.URL = "https://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	if err := hooks.WarmUp(&runtimev1.ExtensionConfigList{Items: []runtimev1.ExtensionConfig{*discovered}}); err != nil {
+		t.Fatal(err)
+	}
+
+	f := newInPlaceFixture(t, 3, 0, nil)
+	f.runtime = hooks
+	f.upgrade(t)
+	for range 2 {
+		if _, err := f.try(t); err == nil {
+			t.Error("a pass whose extension cannot be reached returned no error")
+		}
+	}
+	if n, marked := len(f.servers(t)), f.marked(t); n != 3 || len(marked) != 0 {
+		t.Errorf("%d servers, %v marked while the extension cannot be reached; want 3, none", n, marked)
 	}
 }
 

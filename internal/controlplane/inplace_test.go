@@ -94,19 +94,12 @@ func TestInPlaceWithMaxSurgeOne(t *testing.T) {
 
 // Whatever keeps a server from an in-place update, it is replaced as without the
 // feature (maxSurge 0: removed first), and RollingOut says why where there is a why.
+// Only an answer is such a reason: a question that fails is asked again
+// (inplace_retry_test.go).
 func TestInPlaceFallsBackToReplacement(t *testing.T) {
 	refuses := coversVersion()
 	refuses.answer = func(*runtimehooksv1.CanUpdateMachineRequest) (*runtimehooksv1.CanUpdateMachineResponse, error) {
 		return &runtimehooksv1.CanUpdateMachineResponse{CommonResponse: runtimehooksv1.CommonResponse{Status: runtimehooksv1.ResponseStatusSuccess}}, nil
-	}
-	fails := coversVersion()
-	fails.answer = func(*runtimehooksv1.CanUpdateMachineRequest) (*runtimehooksv1.CanUpdateMachineResponse, error) {
-		return nil, errors.New("connection refused")
-	}
-	failure := coversVersion()
-	failure.answer = func(*runtimehooksv1.CanUpdateMachineRequest) (*runtimehooksv1.CanUpdateMachineResponse, error) {
-		return &runtimehooksv1.CanUpdateMachineResponse{CommonResponse: runtimehooksv1.CommonResponse{
-			Status: runtimehooksv1.ResponseStatusFailure, Message: "no system-upgrade-controller"}}, nil
 	}
 	none := coversVersion()
 	none.handlers = nil
@@ -119,8 +112,6 @@ func TestInPlaceFallsBackToReplacement(t *testing.T) {
 	}{
 		{"the extension covers nothing", refuses, false, false, "no update extension covers Machine spec.version"},
 		{"the extension covers the version, not the config", coversVersion(), false, true, "no update extension covers KThreesConfig spec.serverConfig"},
-		{"the extension cannot be called", fails, false, false, "connection refused"},
-		{"the extension answers Failure", failure, false, false, "no system-upgrade-controller"},
 		{"no extension is registered", none, false, false, "no update extension is registered"},
 		{"the control plane opted out", coversVersion(), true, false, ""},
 		{"the gate is off", nil, false, false, ""},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -17,23 +18,42 @@ import (
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 )
 
+// inPlaceStep is what tryInPlaceUpdate did with the server a scale-down chose.
+type inPlaceStep struct {
+	// taken says the in-place update is the pass's step: triggered, or waiting until
+	// it can be decided. The server must not be removed.
+	taken bool
+	// notInPlace says why the server is replaced instead ("" when in-place updates
+	// are not in play).
+	notInPlace string
+	// requeueAfter asks for the next pass: the cache lags behind objects no watch of
+	// this controller reports.
+	requeueAfter time.Duration
+}
+
+// cacheLagRequeue is how soon a pass that waits for the cache comes back: the
+// KThreesConfigs and infrastructure machines it waits for are not watched here.
+const cacheLagRequeue = time.Second
+
 // tryInPlaceUpdate is the rollout's alternative to removing victim, the server the
 // scale-down chose: update it in place when allowed, when it is outdated (not merely
 // marked for deletion), when the control plane does not already have enough up-to-date
-// servers, and when the extensions cover every change. It reports whether it took
-// the pass's step (an update triggered, or a wait for the cache to show the server as
-// it is), and otherwise why the server is replaced instead ("" when in-place updates
-// are not in play). The caller has run the preflight checks already.
+// servers, when no other server is being updated in place, and when the extensions
+// cover every change. Only an answer that leaves changes uncovered (or none to ask)
+// replaces the server; a question that fails is an error, and the pass is retried.
+// The caller has run the preflight checks already.
 func (r *Reconciler) tryInPlaceUpdate(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane,
-	seen *observed, victim *clusterv1.Machine, outdated collections.Machines) (bool, string, error) {
-	if !r.inPlaceAllowed(kcp) || victim == nil {
-		return false, "", nil
+	seen *observed, victim *clusterv1.Machine, outdated collections.Machines) (inPlaceStep, error) {
+	if !r.inPlaceAllowed(kcp) || victim == nil || len(seen.updatingInPlace) > 0 {
+		// Another server's update that CAPI has not started (inplace_hold.go) stays
+		// the only one: this scale-down removes its server as without the feature.
+		return inPlaceStep{}, nil
 	}
 	if _, isOutdated := outdated[victim.Name]; !isOutdated {
-		return false, "", nil
+		return inPlaceStep{}, nil
 	}
 	if _, marked := victim.Annotations[clusterv1.DeleteMachineAnnotation]; marked {
-		return false, "", nil
+		return inPlaceStep{}, nil
 	}
 	upToDate := seen.machines.Filter(collections.Not(collections.HasDeletionTimestamp), func(m *clusterv1.Machine) bool {
 		_, isOutdated := outdated[m.Name]
@@ -41,38 +61,41 @@ func (r *Reconciler) tryInPlaceUpdate(ctx context.Context, cluster *clusterv1.Cl
 	})
 	if int32(upToDate.Len()) >= desiredReplicas(kcp) {
 		// Enough servers are up to date: the outdated one is surplus, and goes.
-		return false, "", nil
+		return inPlaceStep{}, nil
 	}
 	if !r.RuntimeClient.IsReady() {
 		// Right after the manager starts, until the ExtensionConfigs are loaded: asking
 		// now would find no extension and replace a server that could be updated.
-		return true, "", errors.New("the Runtime SDK client has not loaded the ExtensionConfigs yet; the rollout waits for it")
+		return inPlaceStep{taken: true}, errors.New("the Runtime SDK client has not loaded the ExtensionConfigs yet; the rollout waits for it")
 	}
 	objs := seen.objects[victim.Name]
 	if objs.config == nil || objs.infra == nil {
 		// Adopted from other software (another bootstrap provider) or half gone.
-		return false, "server " + victim.Name + " has no KThreesConfig or infrastructure machine to update in place", nil
+		return inPlaceStep{notInPlace: "server " + victim.Name + " has no KThreesConfig or infrastructure machine to update in place"}, nil
 	}
-	if behind, err := r.cacheBehind(ctx, victim, objs); err != nil || behind {
-		return behind, "", err
+	if behind, err := r.cacheBehind(ctx, victim, objs); err != nil {
+		return inPlaceStep{taken: true}, err
+	} else if behind {
+		return inPlaceStep{taken: true, requeueAfter: cacheLagRequeue}, nil
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues("Machine", victim.Name)
 	want, err := r.desiredServerObjects(ctx, cluster, kcp, victim, objs)
 	if err != nil {
-		return true, "", err
+		return inPlaceStep{taken: true}, err
 	}
 	why, err := r.canUpdateInPlace(ctx, victim, objs, want)
 	if err != nil {
-		log.Error(err, "Asking the update extensions failed; the server is replaced instead")
-		return false, "server " + victim.Name + " is replaced, not updated in place: " + err.Error(), nil
+		// No answer is no "cannot": a timeout must not delete a server.
+		seen.blocked = "asking the update extensions whether server " + victim.Name + " can be updated in place failed (retrying): " + err.Error()
+		return inPlaceStep{taken: true}, fmt.Errorf("asking whether server %s can be updated in place: %w", victim.Name, err)
 	}
 	if why != "" {
 		log.Info("The server cannot be updated in place; it is replaced", "reason", why)
-		return false, "server " + victim.Name + " is replaced, not updated in place: " + why, nil
+		return inPlaceStep{notInPlace: "server " + victim.Name + " is replaced, not updated in place: " + why}, nil
 	}
 	log.Info("Updating a server in place", "version", want.machine.Spec.Version)
 	seen.updatingInPlace = []string{victim.Name}
-	return true, "", r.triggerInPlaceUpdate(ctx, victim, want, objs)
+	return inPlaceStep{taken: true}, r.triggerInPlaceUpdate(ctx, victim, want, objs)
 }
 
 // cacheBehind says the cache does not show the servers as the API server has them
@@ -80,8 +103,8 @@ func (r *Reconciler) tryInPlaceUpdate(ctx context.Context, cluster *clusterv1.Cl
 // another server is being updated in place (a mark the cache has not shown yet), or
 // this server's Machine, KThreesConfig or infrastructure machine has changed since it
 // was read (a server whose update has just ended would look outdated and unmarked,
-// and be updated again). The pass then waits for the cache (the objects' watch events
-// bring the next one). The Machine's own UpToDate condition, written earlier in the
+// and be updated again). The pass then waits for the cache, and comes back soon:
+// only Machines are watched here. The Machine's own UpToDate condition, written earlier in the
 // pass, is such a change: the first pass after a spec change only marks servers
 // outdated. These reads go past the cache, and happen only when a server is about to
 // be updated in place.

@@ -6,6 +6,7 @@ import (
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/collections"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 )
@@ -17,25 +18,25 @@ import (
 // server is replaced one at a time, behind the same preflight checks as scaling.
 // With in-place updates, the outdated server a scale-down would remove is first
 // offered to the update extensions (inplace_trigger.go), and only removed if they
-// cannot update it.
-func (r *Reconciler) reconcileReplicas(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, tokenAvailable bool, seen *observed) error {
+// cannot update it. The result asks for the next pass when no watch would bring it.
+func (r *Reconciler) reconcileReplicas(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, tokenAvailable bool, seen *observed) (ctrl.Result, error) {
 	outdated := seen.outdated(kcp, time.Now())
 	var step scaleStep
 	step, seen.blocked = nextStep(kcp, *seen, outdated, tokenAvailable)
 	switch step {
 	case stepScaleUp:
-		return r.scaleUp(ctx, cluster, kcp, seen.machines, outdated)
+		return ctrl.Result{}, r.scaleUp(ctx, cluster, kcp, seen.machines, outdated)
 	case stepScaleDown:
 		victim := selectMachineForScaleDown(ctx, cluster, seen.machines, outdated)
-		done, why, err := r.tryInPlaceUpdate(ctx, cluster, kcp, seen, victim, outdated)
-		if err != nil || done {
-			return err
+		inPlace, err := r.tryInPlaceUpdate(ctx, cluster, kcp, seen, victim, outdated)
+		if err != nil || inPlace.taken {
+			return ctrl.Result{RequeueAfter: inPlace.requeueAfter}, err
 		}
-		seen.notInPlace = why
+		seen.notInPlace = inPlace.notInPlace
 		seen.blocked, err = r.removeServer(ctx, kcp, victim, seen.machines)
-		return err
+		return ctrl.Result{}, err
 	}
-	return nil
+	return ctrl.Result{}, nil
 }
 
 // scaleStep is the one operation a pass may take on the servers.
@@ -54,6 +55,11 @@ func nextStep(kcp *controlplanev1.KThreesControlPlane, seen observed, outdated c
 	rollout := want == have && outdated.Len() > 0
 	if want == have && !rollout {
 		return stepNone, ""
+	}
+	if rollout && len(seen.updatingInPlace) > 0 {
+		// Only an update CAPI has not started gets this far (inplace_hold.go): one
+		// update at a time, and that server is never replaced for it.
+		return stepNone, "the rollout waits for the in-place update of " + list(seen.updatingInPlace)
 	}
 	grow := want > have || (rollout && maxSurge(kcp) > 0)
 	if grow && !tokenAvailable {

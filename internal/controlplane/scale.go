@@ -129,11 +129,18 @@ func (r *Reconciler) removeServer(ctx context.Context, kcp *controlplanev1.KThre
 }
 
 func selectMachineForScaleDown(ctx context.Context, cluster *clusterv1.Cluster, machines, outdated collections.Machines) *clusterv1.Machine {
-	candidates := machines.Filter(collections.Not(collections.HasDeletionTimestamp))
-	if marked := candidates.Filter(collections.HasAnnotationKey(clusterv1.DeleteMachineAnnotation)); marked.Len() > 0 {
+	// A server being updated in place is never picked by itself: only an update CAPI
+	// has not started lets scaling run (inplace_hold.go), and that server stays as
+	// it is until CAPI updates it or someone deletes it or marks it for deletion.
+	eligible := collections.And(collections.Not(collections.HasDeletionTimestamp), collections.Not(updatingInPlace))
+	candidates := machines.Filter(eligible)
+	if marked := machines.Filter(collections.Not(collections.HasDeletionTimestamp), collections.HasAnnotationKey(clusterv1.DeleteMachineAnnotation)); marked.Len() > 0 {
 		candidates = marked
-	} else if outdated.Len() > 0 {
-		candidates = outdated
+	} else if o := outdated.Filter(eligible); o.Len() > 0 {
+		candidates = o
+	}
+	if candidates.Len() == 0 {
+		return nil
 	}
 	domains := controlPlaneFailureDomains(cluster)
 	// A server outside every listed domain (its domain was removed from the Cluster, or

@@ -30,6 +30,9 @@ type observed struct {
 	snapshots etcdSnapshots
 	// updatingInPlace are the servers being updated in place (inplace.go).
 	updatingInPlace []string
+	// inPlaceNotStarted are those of them CAPI has not started updating in time
+	// (inplace_hold.go), each with since when.
+	inPlaceNotStarted []string
 	// notInPlace says why the rollout's server is replaced rather than updated in
 	// place ("" when in-place updates were not in play).
 	notInPlace string
@@ -93,6 +96,10 @@ func setStatus(cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPla
 	if len(o.updatingInPlace) > 0 {
 		reason = controlplanev1.InPlaceUpdatingReason
 		rolling = "Updating in place: " + list(o.updatingInPlace) + "; " + rolling
+	}
+	if len(o.inPlaceNotStarted) > 0 {
+		reason = controlplanev1.InPlaceUpdateNotStartedReason
+		rolling = notStartedMessage(o.inPlaceNotStarted) + "; " + rolling
 	}
 	setTrueWhen(kcp, controlplanev1.RollingOutCondition, len(outdated) > 0, reason,
 		controlplanev1.NotRollingOutReason, rolling)

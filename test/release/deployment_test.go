@@ -10,8 +10,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	cliflag "k8s.io/component-base/cli/flag"
+	"k8s.io/component-base/featuregate"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/capk3s/capk3s/internal/controlplane"
 	"github.com/capk3s/capk3s/internal/inplace"
 	"github.com/capk3s/capk3s/internal/manager"
 )
@@ -88,12 +90,16 @@ func parseArgs(t *testing.T, p installed, args []string) (manager.Options, inpla
 	fs := pflag.NewFlagSet("manager", pflag.ContinueOnError)
 	fs.SetNormalizeFunc(cliflag.WordSepNormalizeFunc)
 	// Each main fixes its own Lease name; it is not a flag.
-	opts := manager.Options{LeaderElectionID: "release-test"}
-	opts.AddFlags(fs)
+	opts := manager.Options{LeaderElectionID: "release-test", FeatureGates: featuregate.NewFeatureGate()}
 	var ext inplace.Flags
 	if p.label == controlPlaneLabel {
+		// The control plane's main registers its gates before parsing.
+		if err := controlplane.AddFeatureGates(opts.FeatureGates); err != nil {
+			t.Fatal(err)
+		}
 		ext.AddFlags(fs)
 	}
+	opts.AddFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		t.Fatalf("the manager rejects its Deployment's args %v: %v", args, err)
 	}

@@ -2,6 +2,7 @@ package release
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,8 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	runtimev1 "sigs.k8s.io/cluster-api/api/runtime/v1beta2"
+	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/yamlprocessor"
 	"sigs.k8s.io/yaml"
 
+	"github.com/capk3s/capk3s/internal/controlplane"
 	"github.com/capk3s/capk3s/internal/inplace"
 )
 
@@ -137,4 +140,58 @@ func checkExtensionClientAuth(t *testing.T, c corev1.Container, ext inplace.Flag
 	if !trustsOwn || !trustsUser {
 		t.Errorf("client CA files %v, want the cert volume's ca.crt and the user's optional Secret", ext.ClientCAFiles)
 	}
+}
+
+// The control-plane manager's InPlaceUpdates gate follows clusterctl's
+// EXP_IN_PLACE_UPDATES with CAPI core's default, as KCP's does: one variable turns
+// in-place updates on or off on both sides, so that capk3s does not mark servers that
+// CAPI's Machine controller will never update.
+func TestInPlaceGateFollowsClusterAPI(t *testing.T) {
+	release := buildRelease(t)
+	capiDir, _ := capiModule(t)
+	want := featureGate(t, managerContainer(t, componentsDeployment(t, filepath.Join(capiDir, "core", "config", "manager", "manager.yaml"))).Args, "InPlaceUpdates")
+	components := filepath.Join(release, "control-plane-components.yaml")
+	if got := featureGate(t, managerContainer(t, componentsDeployment(t, components)).Args, "InPlaceUpdates"); got != want {
+		t.Errorf("the control-plane manager's InPlaceUpdates gate is %q, CAPI core's %q", got, want)
+	}
+	raw, err := os.ReadFile(components)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := providers[1]
+	for value, enabled := range map[string]bool{"": false, "false": false, "true": true} {
+		processed, err := yamlprocessor.NewSimpleProcessor().Process(raw, func(name string) (string, error) {
+			if name == "EXP_IN_PLACE_UPDATES" && value != "" {
+				return value, nil
+			}
+			return "", errors.New("not set")
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(t.TempDir(), "components.yaml")
+		writeFile(t, file, processed)
+		opts, _ := parseArgs(t, cp, managerContainer(t, componentsDeployment(t, file)).Args)
+		if got := opts.FeatureGates.Enabled(controlplane.InPlaceUpdatesGate); got != enabled {
+			t.Errorf("EXP_IN_PLACE_UPDATES=%q: the control-plane manager's gate is %v, want %v", value, got, enabled)
+		}
+	}
+}
+
+// featureGate is the value args give a gate in --feature-gates, as written ("" when
+// not given).
+func featureGate(t *testing.T, args []string, gate string) string {
+	t.Helper()
+	for _, a := range args {
+		gates, ok := strings.CutPrefix(a, "--feature-gates=")
+		if !ok {
+			continue
+		}
+		for g := range strings.SplitSeq(gates, ",") {
+			if v, ok := strings.CutPrefix(g, gate+"="); ok {
+				return v
+			}
+		}
+	}
+	return ""
 }

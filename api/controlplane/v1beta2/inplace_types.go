@@ -19,4 +19,9 @@ const (
 const (
 	// InPlaceUpdatingReason: RollingOut is True while a server is updated in place.
 	InPlaceUpdatingReason = "InPlaceUpdating"
+	// InPlaceUpdateNotStartedReason: RollingOut is True, and a server marked for an
+	// in-place update shows no sign that Cluster API's Machine controller has started
+	// updating it (its InPlaceUpdates feature gate may be off). The message names the
+	// server; the control plane scales and remediates meanwhile, and its rollout waits.
+	InPlaceUpdateNotStartedReason = "InPlaceUpdateNotStarted"
 )
