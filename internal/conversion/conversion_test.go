@@ -2,6 +2,7 @@ package conversion
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -89,8 +90,8 @@ func TestV1Beta1ControlPlaneMapsToItsV1Beta2Fields(t *testing.T) {
 		t.Errorf("v1beta1 conditions became v1beta2 conditions: %+v", st.Conditions)
 	}
 	// The spec converts without loss; the old status (conditions, ready) is kept.
-	if v := hub.Annotations[v1beta1DataAnnotation]; !strings.Contains(v, `"status"`) || strings.Contains(v, `"spec"`) {
-		t.Errorf("kept v1beta1 data = %s, want the status only", v)
+	if k := keptOf(t, hub, v1beta1DataAnnotation); len(k) != 1 || k["statusPatch"].Patch == nil {
+		t.Errorf("kept v1beta1 data = %s, want the status only", hub.Annotations[v1beta1DataAnnotation])
 	}
 }
 
@@ -261,6 +262,18 @@ func TestUnreadableKeptDataIsIgnoredGoingDown(t *testing.T) {
 	}
 }
 
+// keptOf reads the kept data under key on obj.
+func keptOf(t *testing.T, obj metav1.Object, key string) kept {
+	t.Helper()
+	k := kept{}
+	if v, ok := obj.GetAnnotations()[key]; ok {
+		if err := json.Unmarshal([]byte(v), &k); err != nil {
+			t.Fatalf("annotation %s: %v", key, err)
+		}
+	}
+	return k
+}
+
 // bootstrapData, an inline copy of the bootstrap data with the join token in it, is
 // never copied into an annotation.
 func TestBootstrapDataIsNotKept(t *testing.T) {
@@ -271,7 +284,8 @@ func TestBootstrapDataIsNotKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := hub.Annotations[v1beta1DataAnnotation]
-	if !strings.Contains(v, `"status"`) || strings.Contains(v, "bootstrapData") || strings.Contains(v, "I2Nsb3Vk") {
+	if p := keptOf(t, hub, v1beta1DataAnnotation)["statusPatch"]; string(p.Patch) != `{"failureReason":"x"}` ||
+		strings.Contains(v, "K10secret") || strings.Contains(v, "I2Nsb3Vk") {
 		t.Errorf("kept v1beta1 status = %s, want it without bootstrapData", v)
 	}
 }
