@@ -11,6 +11,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -111,6 +112,18 @@ func TestV1Beta1WriteKeepsWithheldFields(t *testing.T) {
 		t.Fatalf("patching at v1beta1: %v", err)
 	}
 	want.MachineTemplate.ObjectMeta.Labels = map[string]string{"edited": "patch"}
+	checkStoredSpec(t, key, want)
+
+	// A server-side apply of a v1beta1 manifest that names one field.
+	applied := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": controlplanev1beta1.GroupVersion.String(), "kind": "KThreesControlPlane",
+		"metadata": map[string]any{"name": key.Name, "namespace": key.Namespace},
+		"spec":     map[string]any{"machineTemplate": map[string]any{"metadata": map[string]any{"labels": map[string]any{"edited": "apply"}}}},
+	}}
+	if err := env.Client.Patch(ctx, applied, client.Apply, client.FieldOwner("v1beta1-manifests"), client.ForceOwnership); err != nil { //nolint:staticcheck // client.Apply is the patch type the v1beta1 manifest tools use
+		t.Fatalf("applying at v1beta1: %v", err)
+	}
+	want.MachineTemplate.ObjectMeta.Labels = map[string]string{"edited": "apply"}
 	checkStoredSpec(t, key, want)
 }
 
