@@ -262,6 +262,21 @@ func TestUnreadableKeptDataIsIgnoredGoingDown(t *testing.T) {
 	}
 }
 
+// Kept data that reads but does not apply (a hand edit) is ignored going down too.
+func TestKeptPatchThatDoesNotApplyIsIgnoredGoingDown(t *testing.T) {
+	SetAPIVersionGetter(testAPIVersion)
+	hub := &controlplanev1.KThreesControlPlane{ObjectMeta: metav1.ObjectMeta{Name: "cp", Annotations: map[string]string{
+		v1beta1DataAnnotation: `{"specPatch":{"digest":"x","patch":5},"statusPatch":{"digest":"y","patch":[1]}}`}}}
+	hub.Spec.Version = "v1.31.4+k3s1"
+	v1 := &controlplanev1beta1.KThreesControlPlane{}
+	if err := ConvertKThreesControlPlaneHubToV1Beta1(t.Context(), hub, v1); err != nil {
+		t.Fatalf("converting down with kept data that does not apply: %v", err)
+	}
+	if v1.Spec.Version != "v1.31.4+k3s1" {
+		t.Errorf("spec not converted: %+v", v1.Spec)
+	}
+}
+
 // keptOf reads the kept data under key on obj.
 func keptOf(t *testing.T, obj metav1.Object, key string) kept {
 	t.Helper()
