@@ -48,7 +48,7 @@ generate: ## Regenerate deepcopy, CRDs and RBAC.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/... paths=./test/sim/api/...
 	$(CONTROLLER_GEN) crd paths=./api/bootstrap/... output:crd:dir=config/bootstrap/crd/bases
 	$(CONTROLLER_GEN) crd paths=./api/controlplane/... output:crd:dir=config/controlplane/crd/bases
-	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./internal/bootstrap/... paths=./internal/manager/... output:rbac:dir=config/bootstrap/rbac
+	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./internal/bootstrap/... paths=./internal/webhooks/bootstrap/... paths=./internal/manager/... output:rbac:dir=config/bootstrap/rbac
 	$(CONTROLLER_GEN) webhook paths=./internal/webhooks/bootstrap/... output:webhook:dir=config/bootstrap/webhook
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./internal/controlplane/... paths=./internal/manager/... output:rbac:dir=config/controlplane/rbac
 	$(CONTROLLER_GEN) webhook paths=./internal/webhooks/controlplane/... output:webhook:dir=config/controlplane/webhook

@@ -2,6 +2,7 @@ package conversion
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -89,8 +90,8 @@ func TestV1Beta1ControlPlaneMapsToItsV1Beta2Fields(t *testing.T) {
 		t.Errorf("v1beta1 conditions became v1beta2 conditions: %+v", st.Conditions)
 	}
 	// The spec converts without loss; the old status (conditions, ready) is kept.
-	if v := hub.Annotations[v1beta1DataAnnotation]; !strings.Contains(v, `"status"`) || strings.Contains(v, `"spec"`) {
-		t.Errorf("kept v1beta1 data = %s, want the status only", v)
+	if k := keptOf(t, hub, v1beta1DataAnnotation); len(k) != 1 || k["statusPatch"].Patch == nil {
+		t.Errorf("kept v1beta1 data = %s, want the status only", hub.Annotations[v1beta1DataAnnotation])
 	}
 }
 
@@ -261,6 +262,33 @@ func TestUnreadableKeptDataIsIgnoredGoingDown(t *testing.T) {
 	}
 }
 
+// Kept data that reads but does not apply (a hand edit) is ignored going down too.
+func TestKeptPatchThatDoesNotApplyIsIgnoredGoingDown(t *testing.T) {
+	SetAPIVersionGetter(testAPIVersion)
+	hub := &controlplanev1.KThreesControlPlane{ObjectMeta: metav1.ObjectMeta{Name: "cp", Annotations: map[string]string{
+		v1beta1DataAnnotation: `{"specPatch":{"digest":"x","patch":5},"statusPatch":{"digest":"y","patch":[1]}}`}}}
+	hub.Spec.Version = "v1.31.4+k3s1"
+	v1 := &controlplanev1beta1.KThreesControlPlane{}
+	if err := ConvertKThreesControlPlaneHubToV1Beta1(t.Context(), hub, v1); err != nil {
+		t.Fatalf("converting down with kept data that does not apply: %v", err)
+	}
+	if v1.Spec.Version != "v1.31.4+k3s1" {
+		t.Errorf("spec not converted: %+v", v1.Spec)
+	}
+}
+
+// keptOf reads the kept data under key on obj.
+func keptOf(t *testing.T, obj metav1.Object, key string) kept {
+	t.Helper()
+	k := kept{}
+	if v, ok := obj.GetAnnotations()[key]; ok {
+		if err := json.Unmarshal([]byte(v), &k); err != nil {
+			t.Fatalf("annotation %s: %v", key, err)
+		}
+	}
+	return k
+}
+
 // bootstrapData, an inline copy of the bootstrap data with the join token in it, is
 // never copied into an annotation.
 func TestBootstrapDataIsNotKept(t *testing.T) {
@@ -271,7 +299,8 @@ func TestBootstrapDataIsNotKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := hub.Annotations[v1beta1DataAnnotation]
-	if !strings.Contains(v, `"status"`) || strings.Contains(v, "bootstrapData") || strings.Contains(v, "I2Nsb3Vk") {
+	if p := keptOf(t, hub, v1beta1DataAnnotation)["statusPatch"]; string(p.Patch) != `{"failureReason":"x"}` ||
+		strings.Contains(v, "K10secret") || strings.Contains(v, "I2Nsb3Vk") {
 		t.Errorf("kept v1beta1 status = %s, want it without bootstrapData", v)
 	}
 }

@@ -3,9 +3,12 @@
 // converters are registered with controller-runtime's hub-and-spoke webhook builder
 // (WithConverter), as Cluster API's own providers do, so that api/ holds types only.
 //
-// Conversion is lossless both ways. What the other version cannot express is kept in
-// an annotation (see preserve.go) together with a digest of what this version said at
-// the time; it is restored whole while this version is unchanged, and otherwise only
-// the fields without a home on this side are taken over, so an edit made through one
-// version is never undone by stale data kept for the other.
+// Conversion is lossless both ways. What the other version cannot express, and only
+// that, is kept in an annotation as a JSON merge patch over the plain conversion (see
+// preserve.go and patch.go), together with a digest of what this version said at the
+// time; it is applied whole while this version is unchanged, and otherwise only the
+// fields without a home on this side are taken over, so an edit made through one
+// version is never undone by stale data kept for the other. Fields that may carry
+// credentials are never kept (withheld.go): those both versions have need not be,
+// and v1beta2's extraConfig and bootCommands come back from the stored object.
 package conversion

@@ -10,57 +10,66 @@ import (
 )
 
 // Every converter follows the same steps for each part (spec, status):
-//  1. restore the other version's part whole when this side is unchanged since it
-//     was kept (see preserve.go);
+//  1. while this side's part is unchanged since the other side's was kept (see
+//     preserve.go), convert it and apply the kept patch, which gives the other
+//     side's part exactly;
 //  2. otherwise convert this side's fields over a base: going up, the kept v1beta2
-//     part, so fields v1beta1 lacks survive an edit made through v1beta1; going
-//     down, the kept v1beta1 spec, but never the kept v1beta1 status, which the
+//     patch, so fields v1beta1 lacks survive an edit made through v1beta1; going
+//     down, the kept v1beta1 spec patch, but never the kept v1beta1 status, which the
 //     controllers have since replaced;
-//  3. keep this side's part on the result, unless converting the result back gives
-//     it anyway.
+//  3. going up, take the withheld fields from the stored object (withheld.go);
+//  4. keep the patch from converting the result back to this side's part, unless
+//     there is nothing in it.
 
 // ConvertKThreesConfigV1Beta1ToHub converts a v1beta1 KThreesConfig to v1beta2.
-func ConvertKThreesConfigV1Beta1ToHub(_ context.Context, src *bootstrapv1beta1.KThreesConfig, dst *bootstrapv1.KThreesConfig) error {
+func ConvertKThreesConfigV1Beta1ToHub(ctx context.Context, src *bootstrapv1beta1.KThreesConfig, dst *bootstrapv1.KThreesConfig) error {
 	dst.ObjectMeta = *src.ObjectMeta.DeepCopy()
 	hub, err := takeKept(dst, hubDataAnnotation)
 	if err != nil {
 		return err
 	}
-	if err := convertPart(hub, "spec", &src.Spec, &dst.Spec, true, infallible(configSpecToHub)); err != nil {
+	if err := convertPart(hub, configSpecRules, &src.Spec, &dst.Spec, true, infallible(configSpecToHub)); err != nil {
 		return err
 	}
-	if err := convertPart(hub, "status", &src.Status, &dst.Status, true, infallible(configStatusToHub)); err != nil {
+	if err := restoreWithheld(ctx, hub, configSpecRules, dst, &dst.Spec, configSpecOf); err != nil {
+		return err
+	}
+	if err := convertPart(hub, configStatusRules, &src.Status, &dst.Status, true, infallible(configStatusToHub)); err != nil {
 		return err
 	}
 	old := kept{}
-	if err := keepPart(old, "spec", &src.Spec, &dst.Spec, infallible(configSpecToV1Beta1)); err != nil {
+	if err := keepPart(old, configSpecRules, &src.Spec, &dst.Spec, infallible(configSpecToV1Beta1)); err != nil {
 		return err
 	}
 	// bootstrapData, an obsolete inline copy of the bootstrap data (the join token in
-	// it), is not kept: an annotation can be read with metadata access alone.
-	status := *src.Status.DeepCopy()
-	status.BootstrapData = nil
-	if err := keepPart(old, "status", &status, &dst.Status, infallible(configStatusToV1Beta1)); err != nil {
+	// it), is withheld by configStatusRules and so dropped.
+	if err := keepPart(old, configStatusRules, &src.Status, &dst.Status, infallible(configStatusToV1Beta1)); err != nil {
 		return err
 	}
 	return old.write(dst, v1beta1DataAnnotation)
+}
+
+func configSpecOf(c *bootstrapv1.KThreesConfig) *bootstrapv1.KThreesConfigSpec { return &c.Spec }
+
+func templateSpecOf(t *bootstrapv1.KThreesConfigTemplate) *bootstrapv1.KThreesConfigTemplateSpec {
+	return &t.Spec
 }
 
 // ConvertKThreesConfigHubToV1Beta1 converts a v1beta2 KThreesConfig to v1beta1.
 func ConvertKThreesConfigHubToV1Beta1(ctx context.Context, src *bootstrapv1.KThreesConfig, dst *bootstrapv1beta1.KThreesConfig) error {
 	dst.ObjectMeta = *src.ObjectMeta.DeepCopy()
 	old := takeKeptOrNothing(ctx, dst, v1beta1DataAnnotation)
-	if err := convertPart(old, "spec", &src.Spec, &dst.Spec, true, infallible(configSpecToV1Beta1)); err != nil {
+	if err := downPart(ctx, dst, old, configSpecRules, &src.Spec, &dst.Spec, true, infallible(configSpecToV1Beta1)); err != nil {
 		return err
 	}
-	if err := convertPart(old, "status", &src.Status, &dst.Status, false, infallible(configStatusToV1Beta1)); err != nil {
+	if err := downPart(ctx, dst, old, configStatusRules, &src.Status, &dst.Status, false, infallible(configStatusToV1Beta1)); err != nil {
 		return err
 	}
 	hub := kept{}
-	if err := keepPart(hub, "spec", &src.Spec, &dst.Spec, infallible(configSpecToHub)); err != nil {
+	if err := keepPart(hub, configSpecRules, &src.Spec, &dst.Spec, infallible(configSpecToHub)); err != nil {
 		return err
 	}
-	if err := keepPart(hub, "status", &src.Status, &dst.Status, infallible(configStatusToHub)); err != nil {
+	if err := keepPart(hub, configStatusRules, &src.Status, &dst.Status, infallible(configStatusToHub)); err != nil {
 		return err
 	}
 	return hub.write(dst, hubDataAnnotation)
@@ -99,17 +108,20 @@ func templateSpecToV1Beta1(in *bootstrapv1.KThreesConfigTemplateSpec, out *boots
 }
 
 // ConvertKThreesConfigTemplateV1Beta1ToHub converts a v1beta1 KThreesConfigTemplate to v1beta2.
-func ConvertKThreesConfigTemplateV1Beta1ToHub(_ context.Context, src *bootstrapv1beta1.KThreesConfigTemplate, dst *bootstrapv1.KThreesConfigTemplate) error {
+func ConvertKThreesConfigTemplateV1Beta1ToHub(ctx context.Context, src *bootstrapv1beta1.KThreesConfigTemplate, dst *bootstrapv1.KThreesConfigTemplate) error {
 	dst.ObjectMeta = *src.ObjectMeta.DeepCopy()
 	hub, err := takeKept(dst, hubDataAnnotation)
 	if err != nil {
 		return err
 	}
-	if err := convertPart(hub, "spec", &src.Spec, &dst.Spec, true, infallible(templateSpecToHub)); err != nil {
+	if err := convertPart(hub, templateSpecRules, &src.Spec, &dst.Spec, true, infallible(templateSpecToHub)); err != nil {
+		return err
+	}
+	if err := restoreWithheld(ctx, hub, templateSpecRules, dst, &dst.Spec, templateSpecOf); err != nil {
 		return err
 	}
 	old := kept{}
-	if err := keepPart(old, "spec", &src.Spec, &dst.Spec, infallible(templateSpecToV1Beta1)); err != nil {
+	if err := keepPart(old, templateSpecRules, &src.Spec, &dst.Spec, infallible(templateSpecToV1Beta1)); err != nil {
 		return err
 	}
 	return old.write(dst, v1beta1DataAnnotation)
@@ -119,11 +131,11 @@ func ConvertKThreesConfigTemplateV1Beta1ToHub(_ context.Context, src *bootstrapv
 func ConvertKThreesConfigTemplateHubToV1Beta1(ctx context.Context, src *bootstrapv1.KThreesConfigTemplate, dst *bootstrapv1beta1.KThreesConfigTemplate) error {
 	dst.ObjectMeta = *src.ObjectMeta.DeepCopy()
 	old := takeKeptOrNothing(ctx, dst, v1beta1DataAnnotation)
-	if err := convertPart(old, "spec", &src.Spec, &dst.Spec, true, infallible(templateSpecToV1Beta1)); err != nil {
+	if err := downPart(ctx, dst, old, templateSpecRules, &src.Spec, &dst.Spec, true, infallible(templateSpecToV1Beta1)); err != nil {
 		return err
 	}
 	hub := kept{}
-	if err := keepPart(hub, "spec", &src.Spec, &dst.Spec, infallible(templateSpecToHub)); err != nil {
+	if err := keepPart(hub, templateSpecRules, &src.Spec, &dst.Spec, infallible(templateSpecToHub)); err != nil {
 		return err
 	}
 	return hub.write(dst, hubDataAnnotation)

@@ -27,19 +27,22 @@ func ConvertKThreesControlPlaneV1Beta1ToHub(ctx context.Context, src *controlpla
 	if err != nil {
 		return err
 	}
-	if err := convertPart(hub, "spec", &src.Spec, &dst.Spec, true, controlPlaneSpecToHub); err != nil {
+	if err := convertPart(hub, controlPlaneSpecRules, &src.Spec, &dst.Spec, true, controlPlaneSpecToHub); err != nil {
 		return err
 	}
-	if err := convertPart(hub, "status", &src.Status, &dst.Status, true, infallible(controlPlaneStatusToHub)); err != nil {
+	if err := restoreWithheld(ctx, hub, controlPlaneSpecRules, dst, &dst.Spec, controlPlaneSpecOf); err != nil {
 		return err
 	}
-	// Converting back looks the template's apiVersion up; should that fail, the
-	// v1beta1 spec is kept, which is never wrong.
+	if err := convertPart(hub, controlPlaneStatusRules, &src.Status, &dst.Status, true, infallible(controlPlaneStatusToHub)); err != nil {
+		return err
+	}
+	// Converting back looks the template's apiVersion up; should that give another
+	// version (or fail), the v1beta1 reference is kept whole.
 	old := kept{}
-	if err := keepPart(old, "spec", &src.Spec, &dst.Spec, specToV1Beta1(ctx)); err != nil {
+	if err := keepPart(old, controlPlaneSpecRules, &src.Spec, &dst.Spec, specToV1Beta1(ctx)); err != nil {
 		return err
 	}
-	if err := keepPart(old, "status", &src.Status, &dst.Status, infallible(controlPlaneStatusToV1Beta1)); err != nil {
+	if err := keepPart(old, controlPlaneStatusRules, &src.Status, &dst.Status, infallible(controlPlaneStatusToV1Beta1)); err != nil {
 		return err
 	}
 	return old.write(dst, v1beta1DataAnnotation)
@@ -49,22 +52,26 @@ func ConvertKThreesControlPlaneV1Beta1ToHub(ctx context.Context, src *controlpla
 func ConvertKThreesControlPlaneHubToV1Beta1(ctx context.Context, src *controlplanev1.KThreesControlPlane, dst *controlplanev1beta1.KThreesControlPlane) error {
 	dst.ObjectMeta = *src.ObjectMeta.DeepCopy()
 	old := takeKeptOrNothing(ctx, dst, v1beta1DataAnnotation)
-	if err := convertPart(old, "spec", &src.Spec, &dst.Spec, true, specToV1Beta1(ctx)); err != nil {
+	if err := downPart(ctx, dst, old, controlPlaneSpecRules, &src.Spec, &dst.Spec, true, specToV1Beta1(ctx)); err != nil {
 		return err
 	}
-	if err := convertPart(old, "status", &src.Status, &dst.Status, false, infallible(controlPlaneStatusToV1Beta1)); err != nil {
+	if err := downPart(ctx, dst, old, controlPlaneStatusRules, &src.Status, &dst.Status, false, infallible(controlPlaneStatusToV1Beta1)); err != nil {
 		return err
 	}
-	// A kept v1beta1 spec whose apiVersion does not parse does not convert back,
-	// which only means the v1beta2 spec is kept too.
+	// A kept v1beta1 reference whose apiVersion does not parse does not convert back,
+	// which only means the v1beta2 spec is kept too (its withheld fields aside).
 	hub := kept{}
-	if err := keepPart(hub, "spec", &src.Spec, &dst.Spec, controlPlaneSpecToHub); err != nil {
+	if err := keepPart(hub, controlPlaneSpecRules, &src.Spec, &dst.Spec, controlPlaneSpecToHub); err != nil {
 		return err
 	}
-	if err := keepPart(hub, "status", &src.Status, &dst.Status, infallible(controlPlaneStatusToHub)); err != nil {
+	if err := keepPart(hub, controlPlaneStatusRules, &src.Status, &dst.Status, infallible(controlPlaneStatusToHub)); err != nil {
 		return err
 	}
 	return hub.write(dst, hubDataAnnotation)
+}
+
+func controlPlaneSpecOf(c *controlplanev1.KThreesControlPlane) *controlplanev1.KThreesControlPlaneSpec {
+	return &c.Spec
 }
 
 // specToV1Beta1 is controlPlaneSpecToV1Beta1 for convertPart and keepPart.

@@ -7,37 +7,47 @@ import (
 	"encoding/json"
 	"fmt"
 
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilconversion "sigs.k8s.io/cluster-api/util/conversion"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
 
 const (
-	// hubDataAnnotation holds, on a v1beta1 object, the v1beta2 parts that v1beta1
-	// cannot express. It is Cluster API's annotation for the same purpose, so that
-	// Cluster API's conversion test helpers recognise it.
+	// hubDataAnnotation holds, on a v1beta1 object, what of the v1beta2 parts
+	// v1beta1 cannot express (machineNaming, format, users...). It is Cluster API's
+	// annotation for the same purpose, so that Cluster API's conversion test helpers
+	// recognise it.
 	hubDataAnnotation = utilconversion.DataAnnotation
-	// v1beta1DataAnnotation holds, on a stored (v1beta2) object, the v1beta1 parts
-	// that v1beta2 cannot express: cluster-api-k3s's status fields, and reference
-	// details such as an infrastructure template's apiVersion.
+	// v1beta1DataAnnotation holds, on a stored (v1beta2) object, what of the v1beta1
+	// parts v1beta2 cannot express: cluster-api-k3s's status fields, an
+	// infrastructure template reference at another apiVersion than the newest, a
+	// drain timeout in fractions of a second.
 	v1beta1DataAnnotation = "k3s.cluster.x-k8s.io/v1beta1-conversion-data"
 )
 
-// keptPart is one part (spec or status) of an object as the other version said it,
-// with a digest of what this version said at the same time.
+// keptPart is what is kept of one part (spec or status) of an object for the other
+// version. This release writes it under the part's name plus "Patch" (see
+// patchName): Patch turns a plain conversion of this version's part into the other
+// version's, Withheld names the fields left out of it (withheld.go), and Digest is of
+// this version's part without those fields, when it was kept. An earlier release
+// wrote the other version's whole part, as Data under the bare part name, with a
+// digest of the whole part; that is still read (legacy.go), never written. The
+// earlier release ignores part names it does not know, so it reads this release's
+// data as none kept.
 type keptPart struct {
-	// Digest is of this version's part when the data was kept.
-	Digest string `json:"digest"`
-	// Data is the other version's part.
-	Data json.RawMessage `json:"data"`
+	Digest   string          `json:"digest"`
+	Data     json.RawMessage `json:"data,omitempty"`
+	Patch    json.RawMessage `json:"patch,omitempty"`
+	Withheld []string        `json:"withheld,omitempty"`
 }
 
 // kept is an annotation's content, by part name.
 type kept map[string]keptPart
 
-// digest identifies a part's content. encoding/json writes struct fields in order and
-// map keys sorted, so equal parts give equal digests.
+func patchName(part string) string { return part + "Patch" }
+
+// digest identifies a part's content, the way the earlier release did. encoding/json
+// writes struct fields in order and map keys sorted, so equal parts give equal digests.
 func digest(part any) (string, error) {
 	b, err := json.Marshal(part)
 	if err != nil {
@@ -45,6 +55,20 @@ func digest(part any) (string, error) {
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:]), nil
+}
+
+// partDigest is a part's digest without the withheld fields: a digest of content
+// that may hold credentials would let a metadata reader test guesses. The kept patch
+// never covers those fields, so a change in them alone leaves it valid.
+func partDigest(part any, rules partRules) (string, error) {
+	doc, err := partDoc(part)
+	if err != nil {
+		return "", err
+	}
+	for _, path := range rules.withheld {
+		deletePath(doc, path)
+	}
+	return digest(doc)
 }
 
 // takeKept reads and removes the kept data under key from obj's annotations. An
@@ -79,54 +103,65 @@ func takeKeptOrNothing(ctx context.Context, obj metav1.Object, key string) kept 
 	return k
 }
 
-// restore fills into with the kept part when current (this version's part now)
-// is what it was when the part was kept: the object was not changed through this
-// version since, so the other version's part stands exactly as it was.
-func (k kept) restore(name string, current, into any) (bool, error) {
-	p, ok := k[name]
+// convertPart is the first two steps for one part (see kthreesconfig.go): the plain
+// conversion with the kept patch applied, while this version's part is unchanged
+// since it was kept; otherwise converted over a base, the kept patch alone when
+// withBase, else nothing.
+func convertPart[F, T any](k kept, rules partRules, from *F, to *T, withBase bool, convert func(*F, *T) error) error {
+	p, ok := k[patchName(rules.name)]
 	if !ok {
-		return false, nil
+		return convertLegacyPart(k, rules.name, from, to, withBase, convert)
 	}
-	d, err := digest(current)
-	if err != nil || d != p.Digest {
-		return false, err
-	}
-	if err := json.Unmarshal(p.Data, into); err != nil {
-		return false, fmt.Errorf("restoring kept %s: %w", name, err)
-	}
-	return true, nil
-}
-
-// base fills into with the kept part whatever this version says now: a starting
-// point whose fields this version can express are then overwritten.
-func (k kept) base(name string, into any) error {
-	p, ok := k[name]
-	if !ok {
-		return nil
-	}
-	if err := json.Unmarshal(p.Data, into); err != nil {
-		return fmt.Errorf("reading kept %s: %w", name, err)
-	}
-	return nil
-}
-
-// keepUnless keeps part (the other version's) against current (this version's)
-// unless a conversion of current alone gives part back, so that objects converted
-// without loss carry no annotation.
-func (k kept) keepUnless(name string, part, current, freshlyConverted any) error {
-	if apiequality.Semantic.DeepEqual(part, freshlyConverted) {
-		return nil
-	}
-	data, err := json.Marshal(part)
-	if err != nil {
-		return fmt.Errorf("keeping %s: %w", name, err)
-	}
-	d, err := digest(current)
+	d, err := partDigest(*from, rules)
 	if err != nil {
 		return err
 	}
-	k[name] = keptPart{Digest: d, Data: data}
+	var start T
+	if d == p.Digest {
+		if err := convert(from, &start); err != nil {
+			return err
+		}
+		return applyPatch(&start, p.Patch, to)
+	}
+	if withBase {
+		if err := applyPatch(&start, p.Patch, &start); err != nil {
+			return err
+		}
+	}
+	*to = start
+	return convert(from, to)
+}
+
+// keepPart is the last step for one part: the patch from converting result back to
+// from, with the part's rules, unless there is nothing to keep. A result that cannot
+// be converted back keeps from as a patch over nothing.
+func keepPart[F, T any](k kept, rules partRules, from *F, result *T, back func(*T, *F) error) error {
+	var again F
+	if err := back(result, &again); err != nil {
+		var zero F
+		again = zero
+	}
+	patch, withheld, err := diffPart(&again, from, rules)
+	if err != nil || (patch == nil && len(withheld) == 0) {
+		return err
+	}
+	d, err := partDigest(*result, rules)
+	if err != nil {
+		return err
+	}
+	k[patchName(rules.name)] = keptPart{Digest: d, Patch: patch, Withheld: withheld}
 	return nil
+}
+
+// downPart is convertPart for converting down, where kept data that cannot be
+// applied (a hand edit) is logged and ignored, as takeKeptOrNothing does.
+func downPart[F, T any](ctx context.Context, obj metav1.Object, k kept, rules partRules, from *F, to *T, withBase bool, convert func(*F, *T) error) error {
+	err := convertPart(k, rules, from, to, withBase, convert)
+	if err == nil || len(k) == 0 {
+		return err
+	}
+	ctrl.LoggerFrom(ctx).Error(err, "Ignoring conversion data that cannot be applied", "object", obj.GetNamespace()+"/"+obj.GetName(), "part", rules.name)
+	return convertPart(kept{}, rules, from, to, withBase, convert)
 }
 
 // write stores k under key on obj, or nothing when there is nothing to keep.
@@ -145,34 +180,6 @@ func (k kept) write(obj metav1.Object, key string) error {
 	annotations[key] = string(b)
 	obj.SetAnnotations(annotations)
 	return nil
-}
-
-// convertPart is the first two steps for one part (see kthreesconfig.go): from as it
-// was kept whole, while unchanged since; otherwise from converted over a base, the
-// kept part when withBase, else nothing.
-func convertPart[F, T any](k kept, name string, from *F, to *T, withBase bool, convert func(*F, *T) error) error {
-	if ok, err := k.restore(name, *from, to); err != nil || ok {
-		return err
-	}
-	var zero T
-	*to = zero
-	if withBase {
-		if err := k.base(name, to); err != nil {
-			return err
-		}
-	}
-	return convert(from, to)
-}
-
-// keepPart is the last step for one part: from is kept against result unless
-// converting result back gives it. A result that cannot be converted back keeps from.
-func keepPart[F, T any](k kept, name string, from *F, result *T, back func(*T, *F) error) error {
-	var again F
-	if err := back(result, &again); err != nil {
-		var zero F
-		again = zero
-	}
-	return k.keepUnless(name, *from, *result, again)
 }
 
 // infallible adapts a conversion that cannot fail to convertPart and keepPart.

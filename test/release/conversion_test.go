@@ -258,9 +258,11 @@ func runWebhookManager(t *testing.T, p installed, host string, port int, dir str
 		if err := <-stopped; err != nil {
 			t.Errorf("%s webhook manager: %v", p.label, err)
 		}
-		// The getter these managers' setup left behind reads through a stopped cache;
-		// the package's shared webhook manager keeps serving /convert.
+		// The getter these managers' setup left behind reads through a stopped cache,
+		// and the stored object reader as this provider's ServiceAccount; the
+		// package's shared webhook manager keeps serving /convert.
 		conversion.SetAPIVersionGetter(conversion.APIVersionFromCRDs(env.Client))
+		conversion.SetStoredObjectReader(env.Client)
 	})
 	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		select {

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+	"github.com/capk3s/capk3s/internal/conversion"
 )
 
 // +kubebuilder:webhook:verbs=create;update,path=/mutate-bootstrap-cluster-x-k8s-io-v1beta2-kthreesconfig,mutating=true,failurePolicy=fail,matchPolicy=Equivalent,groups=bootstrap.cluster.x-k8s.io,resources=kthreesconfigs,versions=v1beta2,name=default.kthreesconfig.bootstrap.cluster.x-k8s.io,sideEffects=None,admissionReviewVersions=v1
@@ -22,8 +23,11 @@ var (
 	_ admission.Validator[*bootstrapv1.KThreesConfig] = &KThreesConfig{}
 )
 
-// Default normalizes the spec; see DefaultSpec.
-func (*KThreesConfig) Default(_ context.Context, c *bootstrapv1.KThreesConfig) error {
+// Default normalizes the spec (see DefaultSpec), after rewriting the v1beta1
+// conversion data an earlier release kept whole (see
+// conversion.MinimizeLegacyKeptData), as the spec it was kept for.
+func (*KThreesConfig) Default(ctx context.Context, c *bootstrapv1.KThreesConfig) error {
+	conversion.MinimizeLegacyKeptData(ctx, c)
 	DefaultSpec(&c.Spec)
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+	"github.com/capk3s/capk3s/internal/conversion"
 	"github.com/capk3s/capk3s/internal/webhooks/webhookutil"
 )
 
@@ -29,8 +30,10 @@ var (
 )
 
 // Default normalizes spec.template.spec like a KThreesConfig's spec, so the configs
-// cloned from the template are already normalized.
-func (*KThreesConfigTemplate) Default(_ context.Context, t *bootstrapv1.KThreesConfigTemplate) error {
+// cloned from the template are already normalized; first, the v1beta1 conversion data
+// an earlier release kept whole is rewritten, as KThreesConfig's Default does.
+func (*KThreesConfigTemplate) Default(ctx context.Context, t *bootstrapv1.KThreesConfigTemplate) error {
+	conversion.MinimizeLegacyKeptData(ctx, t)
 	DefaultSpec(&t.Spec.Template.Spec)
 	return nil
 }

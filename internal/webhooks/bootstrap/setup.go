@@ -7,6 +7,10 @@ import (
 	"github.com/capk3s/capk3s/internal/conversion"
 )
 
+// Up-conversion of a KThreesConfigTemplate reads the stored template (see below);
+// the manager reads KThreesConfigs for its controller already.
+// +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io,resources=kthreesconfigtemplates,verbs=get
+
 // SetupWebhooks registers the defaulting and validating webhooks of KThreesConfig and
 // KThreesConfigTemplate with the manager's webhook server, at the paths the
 // +kubebuilder:webhook markers of this package declare (controller-runtime derives
@@ -15,8 +19,11 @@ import (
 // points. Neither kind names an infrastructure template, so unlike the control
 // plane's setup this one leaves conversion's process-wide apiVersion getter alone:
 // where both managers run in one process (the sandbox, tests), the control plane's
-// must stay in force.
+// must stay in force. Up-conversion reads the stored object, through the manager's
+// API reader, for the fields it never shows at v1beta1 (extraConfig, bootCommands:
+// they may carry credentials); any manager's reader serves there.
 func SetupWebhooks(mgr ctrl.Manager) error {
+	conversion.SetStoredObjectReader(mgr.GetAPIReader())
 	if err := ctrl.NewWebhookManagedBy(mgr, &bootstrapv1.KThreesConfig{}).
 		WithDefaulter(&KThreesConfig{}).
 		WithValidator(&KThreesConfig{}).

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/conversion"
 	bootstrapwebhooks "github.com/capk3s/capk3s/internal/webhooks/bootstrap"
 )
 
@@ -24,8 +25,11 @@ var (
 )
 
 // Default fills the spec and converts cluster-api-k3s's machine-template fields; see
-// defaultControlPlane.
-func (*KThreesControlPlane) Default(_ context.Context, cp *controlplanev1.KThreesControlPlane) error {
+// defaultControlPlane. First the v1beta1 conversion data an earlier release kept
+// whole (the file contents in it) is rewritten as the spec it was kept for (see
+// conversion.MinimizeLegacyKeptData): an object stored then loses it on its next write.
+func (*KThreesControlPlane) Default(ctx context.Context, cp *controlplanev1.KThreesControlPlane) error {
+	conversion.MinimizeLegacyKeptData(ctx, cp)
 	defaultControlPlane(&cp.Spec, cp)
 	return nil
 }

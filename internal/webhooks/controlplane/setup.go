@@ -22,11 +22,16 @@ import (
 // this webhook setup lets start, because a list read at v1beta1 converts every item
 // and CRDs rarely change.
 //
+// Up-conversion takes the fields it never shows at v1beta1 (extraConfig, bootCommands:
+// they may carry credentials) from the stored object, read through the manager's API
+// reader: a cache could be behind the write being converted.
+//
 // The scale webhook reads the control plane it scales through the manager's API
 // reader, not its cache: a webhook must not start informers, and a stale cache could
 // let a scale through that the stored rollout strategy forbids.
 func SetupWebhooks(mgr ctrl.Manager) error {
 	conversion.SetAPIVersionGetter(conversion.APIVersionFromCRDs(mgr.GetClient()))
+	conversion.SetStoredObjectReader(mgr.GetAPIReader())
 	if err := ctrl.NewWebhookManagedBy(mgr, &controlplanev1.KThreesControlPlane{}).
 		WithDefaulter(&KThreesControlPlane{}).
 		WithValidator(&KThreesControlPlane{}).
