@@ -10,7 +10,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/apitesting/fuzzer"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	runtimeserializer "k8s.io/apimachinery/pkg/runtime/serializer"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	utilconversion "sigs.k8s.io/cluster-api/util/conversion"
@@ -87,25 +89,36 @@ func asStored[T any](t testing.TB, obj T) {
 	}
 }
 
+// withUID gives a filled object the UID every stored object has: up-conversion takes
+// withheld fields only from the stored object with the converted object's UID.
+func withUID(o metav1.Object) {
+	if o.GetUID() == "" {
+		o.SetUID(types.UID("uid-" + o.GetNamespace() + "-" + o.GetName()))
+	}
+}
+
 // storedFuzzers fill each top-level kind at random, then keep it as stored.
 func storedFuzzers(t testing.TB) fuzzer.FuzzerFuncs {
 	return func(_ runtimeserializer.CodecFactory) []any {
 		return []any{
-			func(o *bootstrapv1.KThreesConfig, c randfill.Continue) { c.FillNoCustom(o); asStored(t, o) },
+			func(o *bootstrapv1.KThreesConfig, c randfill.Continue) { c.FillNoCustom(o); withUID(o); asStored(t, o) },
 			func(o *bootstrapv1beta1.KThreesConfig, c randfill.Continue) {
 				c.FillNoCustom(o)
+				withUID(o)
 				// Dropped on purpose when converting up (it holds the join token).
 				o.Status.BootstrapData = nil
 				asStored(t, o)
 			},
-			func(o *bootstrapv1.KThreesConfigTemplate, c randfill.Continue) { c.FillNoCustom(o); asStored(t, o) },
+			func(o *bootstrapv1.KThreesConfigTemplate, c randfill.Continue) { c.FillNoCustom(o); withUID(o); asStored(t, o) },
 			func(o *bootstrapv1beta1.KThreesConfigTemplate, c randfill.Continue) {
 				c.FillNoCustom(o)
+				withUID(o)
 				asStored(t, o)
 			},
-			func(o *controlplanev1.KThreesControlPlane, c randfill.Continue) { c.FillNoCustom(o); asStored(t, o) },
+			func(o *controlplanev1.KThreesControlPlane, c randfill.Continue) { c.FillNoCustom(o); withUID(o); asStored(t, o) },
 			func(o *controlplanev1beta1.KThreesControlPlane, c randfill.Continue) {
 				c.FillNoCustom(o)
+				withUID(o)
 				asStored(t, o)
 			},
 		}

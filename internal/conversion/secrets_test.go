@@ -155,7 +155,7 @@ func TestNoSecretInConversionAnnotations(t *testing.T) {
 	sameAsStored(t, "v1beta2 control plane", hubCP, upCP)
 
 	v1Config := &bootstrapv1beta1.KThreesConfig{
-		ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"},
+		ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", UID: "c-uid"},
 		Spec:       secretConfigSpecV1Beta1(),
 		Status: bootstrapv1beta1.KThreesConfigStatus{Ready: true, BootstrapData: []byte("#cloud-config\ntoken: x"), FailureReason: "old",
 			Conditions: clusterv1beta1.Conditions{{Type: "Ready", Status: corev1.ConditionTrue}}},
@@ -186,7 +186,7 @@ func TestNoSecretInConversionAnnotations(t *testing.T) {
 	noSecretIn(t, "v1beta2 config", "down and up", upConfig)
 	sameAsStored(t, "v1beta2 config", hubConfig, upConfig)
 
-	v1Template := &bootstrapv1beta1.KThreesConfigTemplate{ObjectMeta: metav1.ObjectMeta{Name: "t", Namespace: "ns"},
+	v1Template := &bootstrapv1beta1.KThreesConfigTemplate{ObjectMeta: metav1.ObjectMeta{Name: "t", Namespace: "ns", UID: "t-uid"},
 		Spec: bootstrapv1beta1.KThreesConfigTemplateSpec{Template: bootstrapv1beta1.KThreesConfigTemplateResource{Spec: secretConfigSpecV1Beta1()}}}
 	hubTemplate := &bootstrapv1.KThreesConfigTemplate{}
 	if err := ConvertKThreesConfigTemplateV1Beta1ToHub(ctx, v1Template, hubTemplate); err != nil {

@@ -111,7 +111,11 @@ func restoreWithheld[O client.Object, P any](ctx context.Context, k kept, rules 
 }
 
 // readStored reads the stored object of obj's kind, namespace and name, which must
-// be obj itself when obj carries a UID.
+// be obj itself: obj must carry the stored object's UID. The conversion webhook
+// answers whoever reaches it, and its answer holds what is read here (withheld
+// fields may hold credentials): a name alone, which anyone can guess, reads nothing.
+// Every write of an existing object carries the stored UID (an update that names
+// none is refused; it can be sent at v1beta2).
 func readStored[O client.Object](ctx context.Context, obj O) (O, error) {
 	readerMu.RLock()
 	r := storedReader
@@ -120,10 +124,13 @@ func readStored[O client.Object](ctx context.Context, obj O) (O, error) {
 	if r == nil {
 		return stored, errors.New("no reader of stored objects is set")
 	}
+	if obj.GetUID() == "" {
+		return stored, errors.New("the object names no uid, so it cannot be matched with the stored one")
+	}
 	if err := r.Get(ctx, client.ObjectKeyFromObject(obj), stored); err != nil {
 		return stored, err
 	}
-	if uid := obj.GetUID(); uid != "" && uid != stored.GetUID() {
+	if uid := obj.GetUID(); uid != stored.GetUID() {
 		return stored, fmt.Errorf("the stored object is another one (uid %s, not %s)", stored.GetUID(), uid)
 	}
 	return stored, nil

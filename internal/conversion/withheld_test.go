@@ -88,6 +88,17 @@ func TestWithheldFieldsWithoutStoredObjectAreRefused(t *testing.T) {
 		t.Errorf("another object of that name stored: err = %v, want a refusal", err)
 	}
 
+	// A caller that names a stored object without its UID gets nothing of it: the
+	// conversion webhook answers whoever reaches it, and the withheld fields may hold
+	// credentials. Every write of an existing object carries the stored UID.
+	stored.put(cfg.DeepCopy())
+	anonymous := v1.DeepCopy()
+	anonymous.UID = ""
+	hub := &bootstrapv1.KThreesConfig{}
+	if err := ConvertKThreesConfigV1Beta1ToHub(ctx, anonymous, hub); err == nil || hub.Spec.ServerConfig.ExtraConfig != nil {
+		t.Errorf("a name without a UID: err = %v, extraConfig %v; want a refusal and nothing of the stored object", err, hub.Spec.ServerConfig.ExtraConfig)
+	}
+
 	SetStoredObjectReader(nil)
 	if err := ConvertKThreesConfigV1Beta1ToHub(ctx, v1.DeepCopy(), &bootstrapv1.KThreesConfig{}); err == nil {
 		t.Error("no reader of stored objects: the object was converted without its withheld fields")
@@ -96,7 +107,7 @@ func TestWithheldFieldsWithoutStoredObjectAreRefused(t *testing.T) {
 	// The apiserver converts partial objects without a name (for managedFields); it
 	// never stores those.
 	partial := &bootstrapv1beta1.KThreesConfig{ObjectMeta: metav1.ObjectMeta{Annotations: v1.Annotations}}
-	hub := &bootstrapv1.KThreesConfig{}
+	hub = &bootstrapv1.KThreesConfig{}
 	if err := ConvertKThreesConfigV1Beta1ToHub(ctx, partial, hub); err != nil {
 		t.Errorf("object without a name: %v", err)
 	}
