@@ -152,7 +152,7 @@ func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, 
 
 	// A Secret that could not be labelled for clusterctl move does not stop this pass;
 	// the failure is returned with its result (see userSecrets).
-	secrets := &userSecrets{Client: r.Client}
+	secrets := &userSecrets{Client: r.Client, cluster: cluster.Name}
 	defer func() {
 		if err := secrets.labelErr(); err != nil {
 			reterr = errors.Join(reterr, err)
