@@ -140,6 +140,8 @@ func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, 
 	} else if ptr.Deref(config.Status.Initialization.DataSecretCreated, false) {
 		setCondition(config, bootstrapv1.DataSecretAvailableCondition, metav1.ConditionTrue, bootstrapv1.DataSecretAvailableReason, "")
 		return nil
+	} else if done, err := r.renderedBefore(ctx, config, owner); err != nil || done {
+		return err
 	}
 	if !ptr.Deref(cluster.Status.Initialization.InfrastructureProvisioned, false) {
 		waiting(config, bootstrapv1.WaitingForClusterInfrastructureReason, "Waiting for the Cluster's infrastructure to be provisioned")

@@ -2,7 +2,6 @@ package secretcache_test
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -55,13 +54,12 @@ func TestTheCacheKeepsOnlyTheDataTheReconcilersRead(t *testing.T) {
 		return cached.List(ctx, list, client.InNamespace(ns)) == nil && len(list.Items) == len(kept)+len(dropped)
 	})
 	for _, s := range list.Items {
-		held, err := json.Marshal(s)
-		if err != nil {
-			t.Fatal(err)
+		held := len(s.Data) != 0 || len(s.StringData) != 0
+		for _, v := range s.Annotations {
+			held = held || strings.Contains(v, secretBytes)
 		}
-		want := slices.Contains(kept, s.Name)
-		if got := strings.Contains(string(held), secretBytes); got != want {
-			t.Errorf("the cache holds Secret %s with its data: %v, want %v", s.Name, got, want)
+		if want := slices.Contains(kept, s.Name); held != want {
+			t.Errorf("the cache holds Secret %s with its data: %v, want %v", s.Name, held, want)
 		}
 	}
 
