@@ -3,8 +3,26 @@ package bootstrap
 import (
 	"context"
 
+	"sigs.k8s.io/cluster-api/util/secret"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capk3s/capk3s/internal/k3s"
+	"github.com/capk3s/capk3s/internal/token"
 )
+
+// cachedSecretPurposes are the Secrets whose data the bootstrap manager's Secret cache
+// keeps (named <cluster>-<purpose>): the ones clusterSecrets serves, the cluster's
+// three CAs and its join token. A render reads nothing else through the cache; the
+// user's Secrets are read live (userSecrets), and the cache holds every other
+// cluster-labelled Secret, each machine's bootstrap data included, by its metadata
+// alone.
+func cachedSecretPurposes() []secret.Purpose {
+	purposes := []secret.Purpose{token.Purpose}
+	for _, c := range k3s.ClusterCertificates() {
+		purposes = append(purposes, c.Purpose)
+	}
+	return purposes
+}
 
 // clusterSecrets reads the cluster Secrets every render reads (the CAs and the join
 // token): through r.Secrets, a cache of cluster-labelled Secrets that confirms a

@@ -140,6 +140,8 @@ func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, 
 	} else if ptr.Deref(config.Status.Initialization.DataSecretCreated, false) {
 		setCondition(config, bootstrapv1.DataSecretAvailableCondition, metav1.ConditionTrue, bootstrapv1.DataSecretAvailableReason, "")
 		return nil
+	} else if done, err := r.renderedBefore(ctx, config, owner); err != nil || done {
+		return err
 	}
 	if !ptr.Deref(cluster.Status.Initialization.InfrastructureProvisioned, false) {
 		waiting(config, bootstrapv1.WaitingForClusterInfrastructureReason, "Waiting for the Cluster's infrastructure to be provisioned")
@@ -152,7 +154,7 @@ func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, 
 
 	// A Secret that could not be labelled for clusterctl move does not stop this pass;
 	// the failure is returned with its result (see userSecrets).
-	secrets := &userSecrets{Client: r.Client}
+	secrets := &userSecrets{Client: r.Client, cluster: cluster.Name}
 	defer func() {
 		if err := secrets.labelErr(); err != nil {
 			reterr = errors.Join(reterr, err)

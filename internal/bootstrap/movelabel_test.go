@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -148,20 +149,34 @@ func registriesSpec(auth, ca string) *bootstrapv1.Registries {
 	}}}
 }
 
+// createClusterSecret creates a user Secret labelled as cluster's own
+// (cluster.x-k8s.io/cluster-name), as a user marks a Secret made for one cluster.
+func createClusterSecret(t *testing.T, cluster *clusterv1.Cluster, name string, data map[string]string) {
+	t.Helper()
+	s := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: cluster.Namespace, Name: name, Labels: map[string]string{clusterv1.ClusterNameLabel: cluster.Name}},
+		StringData: data,
+	}
+	if err := env.Client.Create(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Every Secret a config names for the user (a file's content, registry credentials
-// and CA, the external datastore's Secrets) gets clusterctl's move label the first
-// time a pass reads it, by a patch that carries that label alone: the Secret keeps
-// its data and its other labels. A pass that reads a labelled Secret again, and the
-// idle pass after the data is made, write none of them.
+// and CA, the external datastore's Secrets) that the user labelled with the config's
+// cluster name gets clusterctl's move label the first time a pass reads it, by a
+// patch that carries that label alone: the Secret keeps its data and its other
+// labels. A pass that reads a labelled Secret again, and the idle pass after the data
+// is made, write none of them.
 func TestUserSecretsAreLabelledForClusterctlMove(t *testing.T) {
 	ns := env.NewNamespace(t)
 	cluster := newReadyCluster(t, ns)
-	createSecret(t, ns, "pg", map[string]string{"endpoint": datastoreEndpoint})
-	createSecret(t, ns, "pg-tls", map[string]string{"ca.crt": "CA PEM\n", "tls.crt": "CERT PEM\n", "tls.key": "KEY PEM\n"})
-	createSecret(t, ns, "registry-auth", map[string]string{"username": "u", "password": "p"})
-	createSecret(t, ns, "registry-ca", map[string]string{"ca.crt": "REGISTRY CA\n"})
+	createClusterSecret(t, cluster, "pg", map[string]string{"endpoint": datastoreEndpoint})
+	createClusterSecret(t, cluster, "pg-tls", map[string]string{"ca.crt": "CA PEM\n", "tls.crt": "CERT PEM\n", "tls.key": "KEY PEM\n"})
+	createClusterSecret(t, cluster, "registry-auth", map[string]string{"username": "u", "password": "p"})
+	createClusterSecret(t, cluster, "registry-ca", map[string]string{"ca.crt": "REGISTRY CA\n"})
 	motd := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "motd", Labels: map[string]string{"team": "a"}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "motd", Labels: map[string]string{"team": "a", clusterv1.ClusterNameLabel: cluster.Name}},
 		StringData: map[string]string{"text": "welcome\n"},
 	}
 	if err := env.Client.Create(context.Background(), motd); err != nil {
@@ -244,14 +259,69 @@ func TestUserSecretsAreLabelledForClusterctlMove(t *testing.T) {
 	assertNoWrites(t, "the idle pass", w, ns, before)
 }
 
+// A Secret the user did not mark as this cluster's is read and never labelled:
+// clusterctl move would delete it from the old management cluster, where something
+// else may use it. Unmarked (shared with whatever else uses it) or marked as another
+// cluster's, it keeps its labels and is not written; the one marked as this cluster's
+// is labelled.
+func TestSecretsNotMarkedAsTheClustersAreNotLabelledForClusterctlMove(t *testing.T) {
+	ns := env.NewNamespace(t)
+	cluster := newInitializedAgentCluster(t, ns)
+	createSecret(t, ns, "motd", map[string]string{"text": "welcome\n"})
+	other := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "registry-auth", Labels: map[string]string{clusterv1.ClusterNameLabel: "another"}},
+		StringData: map[string]string{"username": "u", "password": "p"},
+	}
+	if err := env.Client.Create(context.Background(), other); err != nil {
+		t.Fatal(err)
+	}
+	createClusterSecret(t, cluster, "registry-ca", map[string]string{"ca.crt": "REGISTRY CA\n"})
+	notOurs := []string{"motd", "registry-auth"}
+	original := map[string]*corev1.Secret{}
+	for _, n := range notOurs {
+		original[n] = getSecret(t, ns, n)
+	}
+	before := resourceVersions(t, ns, notOurs...)
+	config := newMachineWithConfig(t, cluster, "agent-0", false, bootstrapv1.KThreesConfigSpec{
+		Files: []bootstrapv1.File{{Path: "/etc/motd",
+			ContentFrom: &bootstrapv1.FileSource{Secret: bootstrapv1.SecretFileSource{Name: "motd", Key: "text"}}}},
+		AgentConfig: bootstrapv1.KThreesAgentConfig{Registries: registriesSpec("registry-auth", "registry-ca")},
+	})
+	w := newSecretWrites(t, nil)
+
+	if err := pass(w, config); err != nil {
+		t.Fatalf("Reconcile: %v", err)
+	}
+	if !strings.Contains(string(waitForDataSecret(t, config).Data["value"]), "welcome") {
+		t.Error("bootstrap data lacks the file read from the Secret")
+	}
+	assertNoWrites(t, "rendering with Secrets not marked as the cluster's", w, ns, before)
+	for _, n := range notOurs {
+		if got := getSecret(t, ns, n).Labels; !maps.Equal(got, original[n].Labels) {
+			t.Errorf("Secret %s: labels %v, want %v unchanged", n, got, original[n].Labels)
+		}
+	}
+	if _, ok := getSecret(t, ns, "registry-ca").Labels[clusterctlv1.ClusterctlMoveLabel]; !ok {
+		t.Errorf("Secret registry-ca, marked as the cluster's, has no %s label", clusterctlv1.ClusterctlMoveLabel)
+	}
+}
+
 // A Secret that already carries the label, whatever its value, is read and never
-// written: clusterctl only looks for the key.
+// written: clusterctl only looks for the key. Nor is the label taken away from a
+// Secret that is not marked as the cluster's (registry-ca, labelled as an earlier
+// capk3s labelled every Secret it read, or as the user labels one): it cannot be
+// told apart from the user's own, which asked for the move.
 func TestAlreadyLabelledUserSecretIsNotWritten(t *testing.T) {
 	ns := env.NewNamespace(t)
 	cluster := newInitializedAgentCluster(t, ns)
-	for _, name := range []string{"motd", "registry-auth", "registry-ca"} {
+	labels := map[string]map[string]string{
+		"motd":          {clusterctlv1.ClusterctlMoveLabel: "true", clusterv1.ClusterNameLabel: cluster.Name},
+		"registry-auth": {clusterctlv1.ClusterctlMoveLabel: "true"},
+		"registry-ca":   {clusterctlv1.ClusterctlMoveLabel: ""},
+	}
+	for name, l := range labels {
 		s := &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{clusterctlv1.ClusterctlMoveLabel: "true"}},
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: l},
 			StringData: map[string]string{"text": "welcome\n", "username": "u", "password": "p", "ca.crt": "CA\n"},
 		}
 		if err := env.Client.Create(context.Background(), s); err != nil {
@@ -273,8 +343,8 @@ func TestAlreadyLabelledUserSecretIsNotWritten(t *testing.T) {
 	waitForDataSecret(t, config)
 	assertNoWrites(t, "rendering with labelled Secrets", w, ns, before)
 	for _, n := range names {
-		if v := getSecret(t, ns, n).Labels[clusterctlv1.ClusterctlMoveLabel]; v != "true" {
-			t.Errorf("Secret %s: label value %q, want the user's \"true\" kept", n, v)
+		if got := getSecret(t, ns, n).Labels; !maps.Equal(got, labels[n]) {
+			t.Errorf("Secret %s: labels %v, want %v kept", n, got, labels[n])
 		}
 	}
 }
@@ -286,7 +356,7 @@ func TestAlreadyLabelledUserSecretIsNotWritten(t *testing.T) {
 func TestFailedMoveLabelDoesNotHoldBackData(t *testing.T) {
 	ns := env.NewNamespace(t)
 	cluster := newInitializedAgentCluster(t, ns)
-	createSecret(t, ns, "motd", map[string]string{"text": "welcome\n"})
+	createClusterSecret(t, cluster, "motd", map[string]string{"text": "welcome\n"})
 	config := newMachineWithConfig(t, cluster, "agent-0", false, bootstrapv1.KThreesConfigSpec{
 		Files: []bootstrapv1.File{{Path: "/etc/motd",
 			ContentFrom: &bootstrapv1.FileSource{Secret: bootstrapv1.SecretFileSource{Name: "motd", Key: "text"}}}},

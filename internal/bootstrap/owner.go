@@ -6,6 +6,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,6 +25,9 @@ type configOwner struct {
 	server      bool
 	// pool is set for a MachinePool: its data Secret follows the pool (machinepool.go).
 	pool bool
+	// dataSecretName is the data Secret a Machine names (spec.bootstrap.dataSecretName),
+	// if any: CAPI copies it from the config's status (see renderedBefore).
+	dataSecretName string
 }
 
 // ownerOf returns the config's Machine or MachinePool, or nil while CAPI has not set
@@ -42,7 +46,8 @@ func ownerOf(ctx context.Context, c client.Client, config *bootstrapv1.KThreesCo
 				return nil, ignoreNotFound(err, "Machine", key)
 			}
 			return &configOwner{kind: ref.Kind, name: m.Name, clusterName: m.Spec.ClusterName,
-				version: m.Spec.Version, server: util.IsControlPlaneMachine(m)}, nil
+				version: m.Spec.Version, server: util.IsControlPlaneMachine(m),
+				dataSecretName: ptr.Deref(m.Spec.Bootstrap.DataSecretName, "")}, nil
 		case "MachinePool":
 			mp := &clusterv1.MachinePool{}
 			if err := c.Get(ctx, key, mp); err != nil {

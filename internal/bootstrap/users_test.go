@@ -43,7 +43,8 @@ func TestUserPasswordFromSecret(t *testing.T) {
 		t.Fatal("a data Secret exists while the password Secret is missing")
 	}
 
-	createSecret(t, ns, "ops-password", map[string]string{"other": "x"})
+	// Marked as the cluster's, so that it is labelled for clusterctl move.
+	createClusterSecret(t, cluster, "ops-password", map[string]string{"other": "x"})
 	if err := waitFor(func(context.Context) (bool, error) {
 		c := conditions.Get(getConfig(t, config), bootstrapv1.DataSecretAvailableCondition)
 		return c != nil && strings.Contains(c.Message, `Waiting for key "hash" in Secret ops-password`), nil

@@ -36,7 +36,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		r.APIReader = mgr.GetAPIReader()
 	}
 	if r.Secrets == nil {
-		secrets, err := secretcache.New(ctx, mgr, r.WatchNamespace)
+		secrets, err := secretcache.New(ctx, mgr, r.WatchNamespace, cachedSecretPurposes())
 		if err != nil {
 			return err
 		}

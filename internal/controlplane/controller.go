@@ -104,7 +104,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		r.APIReader = mgr.GetAPIReader()
 	}
 	if r.Secrets == nil {
-		secrets, err := secretcache.New(ctx, mgr, r.WatchNamespace)
+		secrets, err := secretcache.New(ctx, mgr, r.WatchNamespace, CachedSecretPurposes())
 		if err != nil {
 			return err
 		}
@@ -155,17 +155,6 @@ func (r *Reconciler) initMemory() {
 	r.writes = newOwnWrites()
 	r.machineApplies = newMachineApplies()
 	r.expectations = newMachineExpectations()
-}
-
-// passSecrets reads the cluster's Secrets for one pass: through a PassReader of
-// r.Secrets (per pass, so it is not kept on the Reconciler, which concurrent passes
-// share), or the client when the Reconciler was built without one (unit tests that
-// call Reconcile directly).
-func (r *Reconciler) passSecrets(cluster *clusterv1.Cluster) client.Reader {
-	if r.Secrets != nil {
-		return r.Secrets.ForPass(client.ObjectKeyFromObject(cluster))
-	}
-	return r.Client
 }
 
 // clusterToControlPlane maps a Cluster to the KThreesControlPlane it references.

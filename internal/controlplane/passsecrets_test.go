@@ -84,7 +84,7 @@ func startSecretCaches(t *testing.T) (labelled, metadata cache.Cache) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	labelled, err := secretcache.NewCache(ctx, env.Config, cache.Options{Scheme: env.Scheme})
+	labelled, err := secretcache.NewCache(ctx, env.Config, cache.Options{Scheme: env.Scheme}, CachedSecretPurposes())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,11 @@
 //
 // The cache holds only Secrets labelled cluster.x-k8s.io/cluster-name, which CAPI's
 // secret utilities and capk3s put on every Secret they make, so the manager does not
-// keep every Secret of the management cluster in memory. A Secret missing from the
+// keep every Secret of the management cluster in memory. Of those it keeps the data
+// only of the ones its controller reads, named <cluster>-<purpose> for the purposes
+// the controller gives (its CAs, join token, kubeconfig); every other one (each
+// machine's bootstrap data, with its CA keys and token; the user's labelled Secrets)
+// is held by its metadata alone, and read live if asked for. A Secret missing from the
 // cache (unlabelled, made by older software; or just created and not seen yet) is read
 // live: a NotFound is only ever believed from the API server, because decisions that
 // create a CA or a token are taken on NotFound and must not be taken on a lagging copy.

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/rest"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/secret"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,13 +37,14 @@ type Reader struct {
 // unfiltered.
 //
 // namespace, when not empty, limits the cache to one namespace, as the manager's
-// --namespace limits its own cache (and its permissions).
-func New(ctx context.Context, mgr ctrl.Manager, namespace string) (*Reader, error) {
+// --namespace limits its own cache (and its permissions). keep are the purposes of the
+// Secrets whose data the cache holds (see NewCache): those the caller reads.
+func New(ctx context.Context, mgr ctrl.Manager, namespace string, keep []secret.Purpose) (*Reader, error) {
 	opts := cache.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(), HTTPClient: mgr.GetHTTPClient()}
 	if namespace != "" {
 		opts.DefaultNamespaces = map[string]cache.Config{namespace: {}}
 	}
-	c, err := NewCache(ctx, mgr.GetConfig(), opts)
+	c, err := NewCache(ctx, mgr.GetConfig(), opts, keep)
 	if err != nil {
 		return nil, err
 	}
@@ -53,14 +55,17 @@ func New(ctx context.Context, mgr ctrl.Manager, namespace string) (*Reader, erro
 }
 
 // NewCache makes the cache (not started) of the Secrets labelled with a cluster
-// name, with base's scheme, mapper and HTTP client, and its Secret informer.
-func NewCache(ctx context.Context, cfg *rest.Config, base cache.Options) (cache.Cache, error) {
+// name, with base's scheme, mapper and HTTP client, and its Secret informer. It holds
+// the data of the Secrets named <cluster>-<purpose> for one of keep's purposes, where
+// <cluster> is the Secret's cluster-name label, and only the metadata of the others
+// (a machine's bootstrap data, the user's): a Reader reads those live.
+func NewCache(ctx context.Context, cfg *rest.Config, base cache.Options, keep []secret.Purpose) (cache.Cache, error) {
 	req, err := labels.NewRequirement(clusterv1.ClusterNameLabel, selection.Exists, nil)
 	if err != nil {
 		return nil, err
 	}
 	base.ByObject = map[client.Object]cache.ByObject{
-		&corev1.Secret{}: {Label: labels.NewSelector().Add(*req)},
+		&corev1.Secret{}: {Label: labels.NewSelector().Add(*req), Transform: dropUnreadData(keep)},
 	}
 	base.DefaultTransform = cache.TransformStripManagedFields()
 	c, err := cache.New(cfg, base)
@@ -103,8 +108,9 @@ func SecretMetadata() *metav1.PartialObjectMetadata {
 // no cache (tests, tools).
 func Live(live client.Reader) *Reader { return &Reader{live: live} }
 
-// Get reads obj. A Secret comes from the cache when the cache has it; a NotFound from
-// the cache, or a cache error, is answered by a live read.
+// Get reads obj. A Secret comes from the cache when the cache has it with its data; a
+// NotFound from the cache, a copy without data, or a cache error, is answered by a
+// live read.
 func (r *Reader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	if s, isSecret := obj.(*corev1.Secret); isSecret && r.fromCache(ctx, key, s, opts...) {
 		return nil
@@ -112,8 +118,10 @@ func (r *Reader) Get(ctx context.Context, key client.ObjectKey, obj client.Objec
 	return r.live.Get(ctx, key, obj, opts...)
 }
 
-// fromCache reads s from the cache and says whether it found it there. A cache error
-// other than NotFound is logged.
+// fromCache reads s from the cache and says whether it found it there with its data.
+// A cache error other than NotFound is logged. A copy the cache holds without data
+// is not a find, and s is left empty for the live read: a read into a filled object
+// would keep the copy's marker.
 func (r *Reader) fromCache(ctx context.Context, key client.ObjectKey, s *corev1.Secret, opts ...client.GetOption) bool {
 	if r.cached == nil {
 		return false
@@ -121,6 +129,10 @@ func (r *Reader) fromCache(ctx context.Context, key client.ObjectKey, s *corev1.
 	err := r.cached.Get(ctx, key, s, opts...)
 	if err != nil && !apierrors.IsNotFound(err) {
 		ctrl.LoggerFrom(ctx).V(4).Info("Secret cache read failed; reading live", "Secret", key, "err", err)
+	}
+	if err == nil && withoutData(s) {
+		*s = corev1.Secret{}
+		return false
 	}
 	return err == nil
 }

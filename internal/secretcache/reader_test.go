@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/secret"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -41,12 +42,17 @@ func (l *liveCounter) Get(ctx context.Context, key client.ObjectKey, obj client.
 	return l.Reader.Get(ctx, key, obj, opts...)
 }
 
-// startReader starts a Secret cache on the test apiserver and returns a Reader over it.
-func startReader(t *testing.T) (*secretcache.Reader, *liveCounter) {
+// served are the purposes of the Secrets whose data the tests' caches keep, as the
+// control plane's does.
+var served = []secret.Purpose{secret.ClusterCA, "cca", secret.EtcdCA, "token", secret.Kubeconfig}
+
+// startCache starts a Secret cache on the test apiserver that keeps the data of the
+// served Secrets.
+func startCache(t *testing.T) cache.Cache {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	c, err := secretcache.NewCache(ctx, env.Config, cache.Options{Scheme: env.Scheme})
+	c, err := secretcache.NewCache(ctx, env.Config, cache.Options{Scheme: env.Scheme}, served)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,8 +60,14 @@ func startReader(t *testing.T) (*secretcache.Reader, *liveCounter) {
 	if !c.WaitForCacheSync(ctx) {
 		t.Fatal("the Secret cache did not sync")
 	}
+	return c
+}
+
+// startReader starts a Secret cache on the test apiserver and returns a Reader over it.
+func startReader(t *testing.T) (*secretcache.Reader, *liveCounter) {
+	t.Helper()
 	live := &liveCounter{Reader: env.Client}
-	return secretcache.FromCache(c, live), live
+	return secretcache.FromCache(startCache(t), live), live
 }
 
 func newSecret(ns, name string, labelled bool) *corev1.Secret {

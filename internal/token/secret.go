@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/secret"
 )
 
 const (
@@ -17,8 +18,12 @@ const (
 	AgentKey = "agent-value"
 )
 
+// Purpose is the token Secret's name suffix, as CAPI's util/secret names the
+// suffixes of the CA and kubeconfig Secrets.
+const Purpose secret.Purpose = "token"
+
 // SecretName is the name of a cluster's token Secret.
-func SecretName(clusterName string) string { return clusterName + "-token" }
+func SecretName(clusterName string) string { return secret.Name(clusterName, Purpose) }
 
 // Token is a cluster's pair of passphrases, without the CA hash.
 type Token struct {

@@ -330,7 +330,7 @@ func (s *scenario) checkIdleReconcileWritesNothing() {
 	s.waitUntilSettled(ctx)
 	counting, err := env.NewCountingClient()
 	s.must("counting client", err)
-	secrets, err := secretcache.NewCache(ctx, env.Config, cache.Options{Scheme: env.Scheme})
+	secrets, err := secretcache.NewCache(ctx, env.Config, cache.Options{Scheme: env.Scheme}, controlplane.CachedSecretPurposes())
 	s.must("Secret cache", err)
 	go func() { _ = secrets.Start(ctx) }()
 	if !secrets.WaitForCacheSync(ctx) {

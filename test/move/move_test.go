@@ -43,6 +43,10 @@ const (
 	userSecretName = "k3s-extra-files"
 	// userFileContent is the file's content, in the user's Secret.
 	userFileContent = "moved with clusterctl move"
+	// sharedSecretName is the user's registry credentials, which the cluster's config
+	// names but which the user did not mark as the cluster's: something else in the
+	// source management cluster may use them.
+	sharedSecretName = "registry-credentials"
 )
 
 // machineRecord is what must not change about a Machine across the move.
@@ -76,9 +80,14 @@ func TestMoveRunningCluster(t *testing.T) {
 	ns := source.NewNamespace(t)
 	key := types.NamespacedName{Namespace: ns, Name: "k3s"}
 	objs := stack.NewCluster(stack.ClusterOptions{Namespace: ns, Name: key.Name, Servers: 1, Version: version})
+	// Marked as the cluster's: it moves with it.
 	userSecret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: userSecretName},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: userSecretName, Labels: map[string]string{clusterv1.ClusterNameLabel: key.Name}},
 		Data:       map[string][]byte{"motd": []byte(userFileContent)},
+	}
+	shared := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: sharedSecretName, Labels: map[string]string{"team": "platform"}},
+		Data:       map[string][]byte{"username": []byte("puller"), "password": []byte("shared with other users")},
 	}
 	objs.ControlPlane.Spec.KThreesConfigSpec.Files = []bootstrapv1.File{{
 		Path: "/etc/motd",
@@ -86,8 +95,12 @@ func TestMoveRunningCluster(t *testing.T) {
 			Name: userSecretName, Key: "motd",
 		}},
 	}}
+	objs.ControlPlane.Spec.KThreesConfigSpec.AgentConfig.Registries = &bootstrapv1.Registries{Configs: []bootstrapv1.RegistryConfig{{
+		Registry: "registry.example.com", AuthSecret: &bootstrapv1.SecretReference{Name: sharedSecretName},
+	}}}
 	src := &mgmt{t: t, name: "source", c: source.Client, ns: ns, key: key, objs: objs, sim: simulator}
 	src.must("creating the user Secret", src.c.Create(ctx, userSecret))
+	src.must("creating the shared Secret", src.c.Create(ctx, shared))
 	for _, o := range objs.Objects() {
 		src.must(fmt.Sprintf("creating %T %s", o, o.GetName()), src.c.Create(ctx, o))
 	}
@@ -160,8 +173,14 @@ func TestMoveRunningCluster(t *testing.T) {
 		t.Fatalf("the simulator on the target: %v", err)
 	}
 
-	// Nothing of the cluster is left on the source.
-	src.assertGone(ctx)
+	// Nothing of the cluster is left on the source, but the shared Secret, as it was.
+	src.assertGone(ctx, sharedSecretName)
+	left := &corev1.Secret{}
+	src.must("reading the shared Secret on the source", src.c.Get(ctx, client.ObjectKeyFromObject(shared), left))
+	if !maps.EqualFunc(left.Data, shared.Data, func(a, b []byte) bool { return string(a) == string(b) }) || !maps.Equal(left.Labels, shared.Labels) {
+		t.Errorf("the shared Secret changed on the source: labels %v, want %v; data equal %v", left.Labels, shared.Labels,
+			maps.EqualFunc(left.Data, shared.Data, func(a, b []byte) bool { return string(a) == string(b) }))
+	}
 
 	dst := &mgmt{t: t, name: "target", c: target.Client, ns: ns, key: key, objs: objs, sim: simulator}
 	cluster := &clusterv1.Cluster{}
@@ -201,8 +220,15 @@ func TestMoveRunningCluster(t *testing.T) {
 		t.FailNow()
 	}
 
+	// The shared Secret stayed behind: the user copies it, as docs/install.md says.
+	if err := dst.c.Get(ctx, client.ObjectKeyFromObject(shared), &corev1.Secret{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the shared Secret on the target before it was copied: %v, want NotFound", err)
+	}
+	sharedCopy := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: sharedSecretName}, Data: shared.Data}
+	dst.must("copying the shared Secret to the target", dst.c.Create(ctx, sharedCopy))
+
 	// And keeps reconciling there: two more servers join with the moved token and CAs,
-	// their data made from the moved user Secret.
+	// their data made from the moved user Secret and the copied shared one.
 	kcp := &controlplanev1.KThreesControlPlane{}
 	dst.must("reading the KThreesControlPlane", dst.c.Get(ctx, client.ObjectKeyFromObject(objs.ControlPlane), kcp))
 	before := kcp.DeepCopy()
@@ -413,8 +439,9 @@ func nodeUIDs(t *testing.T, ctx context.Context, c client.Client) map[string]typ
 	return out
 }
 
-// assertGone checks that no object of the cluster is left in the namespace.
-func (m *mgmt) assertGone(ctx context.Context) {
+// assertGone checks that no object of the cluster is left in the namespace, but the
+// Secrets named in kept.
+func (m *mgmt) assertGone(ctx context.Context, kept ...string) {
 	m.t.Helper()
 	for _, list := range []client.ObjectList{
 		&clusterv1.ClusterList{}, &clusterv1.MachineList{}, &controlplanev1.KThreesControlPlaneList{},
@@ -428,7 +455,7 @@ func (m *mgmt) assertGone(ctx context.Context) {
 			for _, s := range l.Items {
 				// A service account token (none without the controller-manager's
 				// token controller) would not be the cluster's.
-				if s.Type != corev1.SecretTypeServiceAccountToken {
+				if s.Type != corev1.SecretTypeServiceAccountToken && !slices.Contains(kept, s.Name) {
 					names = append(names, s.Name)
 				}
 			}
