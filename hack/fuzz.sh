@@ -25,6 +25,7 @@ TARGETS=(
 	"./internal/webhooks/controlplane FuzzKThreesControlPlaneTemplateWebhook"
 	"./internal/webhooks/controlplane FuzzScaleWebhook"
 	"./internal/controlplane FuzzUpToDate"
+	"./internal/machinenaming FuzzCheck"
 )
 
 if [[ "${1:-}" == "--list" ]]; then
