@@ -26,6 +26,7 @@ TARGETS=(
 	"./internal/webhooks/controlplane FuzzScaleWebhook"
 	"./internal/controlplane FuzzUpToDate"
 	"./internal/inplace FuzzHandlers"
+	"./internal/machinenaming FuzzCheck"
 )
 
 if [[ "${1:-}" == "--list" ]]; then

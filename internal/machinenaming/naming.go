@@ -1,11 +1,9 @@
 package machinenaming
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"strings"
-	"text/template"
 
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -13,9 +11,11 @@ import (
 
 // Cluster API renders its control plane's machine names with a generator of the same
 // shape, but keeps it in an internal package (internal/topology/names) that cannot be
-// imported; this one follows its rules (text/template with missingkey=error, a
-// 5-character .random, names over 63 characters cut to 58 plus a random suffix) so
-// that a template written for Cluster API behaves the same here, variable names aside.
+// imported; this one follows its rules (text/template syntax, an unknown variable is
+// an error, a 5-character .random, names over 63 characters cut to 58 plus a random
+// suffix) so that a template written for Cluster API with text and variables behaves
+// the same here, variable names aside. Unlike Cluster API's, it refuses everything
+// else text/template offers (see render.go).
 
 // DefaultTemplate is the name of a server Machine when spec.machineNaming.template is unset.
 const DefaultTemplate = "{{ .kthreesControlPlane.name }}-{{ .random }}"
@@ -38,11 +38,11 @@ type Names struct {
 
 // Generate renders a new Machine name; an empty template means DefaultTemplate.
 func Generate(tmpl string, names Names) (string, error) {
-	name, err := render(tmpl, names, utilrand.String(randomLength))
+	parts, err := parseTemplate(orDefault(tmpl))
 	if err != nil {
 		return "", err
 	}
-	return shorten(name), nil
+	return shorten(render(parts, names, utilrand.String(randomLength))), nil
 }
 
 // Check says why a template cannot name Machines, or returns nil. It renders the
@@ -51,16 +51,13 @@ func Generate(tmpl string, names Names) (string, error) {
 // .random that only shows in a part that shortening cuts off is fine: the cut name
 // gets a random suffix). The rendered sample must be a valid object name.
 func Check(tmpl string) error {
+	parts, err := parseTemplate(orDefault(tmpl))
+	if err != nil {
+		return err
+	}
 	sample := Names{Cluster: "cluster", ControlPlane: "kthreescontrolplane"}
-	first, err := render(tmpl, sample, "bbbbb")
-	if err != nil {
-		return err
-	}
-	second, err := render(tmpl, sample, "ccccc")
-	if err != nil {
-		return err
-	}
-	if first == second {
+	first := render(parts, sample, "bbbbb")
+	if first == render(parts, sample, "ccccc") {
 		return errors.New("the name must depend on {{ .random }}, else two Machines would get the same name; add {{ .random }}, for example \"" + DefaultTemplate + "\"")
 	}
 	if name := shorten(first); len(validation.IsDNS1123Subdomain(name)) > 0 {
@@ -70,27 +67,11 @@ func Check(tmpl string) error {
 	return nil
 }
 
-func render(tmpl string, names Names, random string) (string, error) {
+func orDefault(tmpl string) string {
 	if tmpl == "" {
-		tmpl = DefaultTemplate
+		return DefaultTemplate
 	}
-	t, err := template.New("machineNaming").Option("missingkey=error").Parse(tmpl)
-	if err != nil {
-		return "", fmt.Errorf("does not parse as a Go template: %w", err)
-	}
-	data := map[string]any{
-		"cluster":             map[string]any{"name": names.Cluster},
-		"kthreesControlPlane": map[string]any{"name": names.ControlPlane},
-		"random":              random,
-	}
-	var buf bytes.Buffer
-	if err := t.Execute(&buf, data); err != nil {
-		if strings.Contains(err.Error(), "kubeadmControlPlane") {
-			return "", errors.New("uses .kubeadmControlPlane, which a KThreesControlPlane does not have: write {{ .kthreesControlPlane.name }} for the control plane's name")
-		}
-		return "", fmt.Errorf("cannot be rendered (the variables are .cluster.name, .kthreesControlPlane.name and .random): %w", err)
-	}
-	return buf.String(), nil
+	return tmpl
 }
 
 // shorten cuts a name that is too long and makes it unique again with a random

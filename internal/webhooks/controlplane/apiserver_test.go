@@ -104,6 +104,18 @@ var badControlPlanes = []badInput{
 	{name: "naming template giving names that are not DNS names", modify: func(s *controlplanev1.KThreesControlPlaneSpec) {
 		s.MachineNaming.Template = "Server_{{ .random }}"
 	}, path: "spec.machineNaming.template", message: "renders names that are not valid object names"},
+	// A loop renders a valid name, so only refusing what naming does not need stops
+	// one that renders gigabytes in the webhook (the next case).
+	{name: "naming template with a loop", modify: func(s *controlplanev1.KThreesControlPlaneSpec) {
+		s.MachineNaming.Template = "{{ range 3 }}{{ $.random }}{{ end }}"
+	}, path: "spec.machineNaming.template",
+		message: "cannot be rendered: {{ range }} is not allowed (a template may hold only text and variables, each alone in {{ }}, and the variables are .cluster.name, .kthreesControlPlane.name and .random)"},
+	{name: "naming template with nested loops", modify: func(s *controlplanev1.KThreesControlPlaneSpec) {
+		s.MachineNaming.Template = "{{ range 100000000 }}{{ range 100000000 }}{{ $.cluster.name }}{{ end }}{{ end }}{{ .random }}"
+	}, path: "spec.machineNaming.template", message: "{{ range }} is not allowed"},
+	{name: "naming template calling printf", modify: func(s *controlplanev1.KThreesControlPlaneSpec) {
+		s.MachineNaming.Template = `{{ printf "%s-%s" .cluster.name .random }}`
+	}, path: "spec.machineNaming.template", message: `{{ printf "%s-%s" .cluster.name .random }} is not allowed`},
 	{name: "naming template too long", modify: func(s *controlplanev1.KThreesControlPlaneSpec) {
 		s.MachineNaming.Template = strings.Repeat("a", 250) + "{{ .random }}"
 	}, path: "spec.machineNaming.template", message: "may not be more than 256 bytes", bySchema: true},
@@ -420,6 +432,11 @@ func TestTemplateRejectsInvalidSpec(t *testing.T) {
 		{badInput: badInput{name: "naming template without random", path: "spec.template.spec.machineNaming.template",
 			message: "the name must depend on {{ .random }}"},
 			modify: func(s *spec) { s.MachineNaming.Template = "{{ .cluster.name }}-cp" }},
+		{badInput: badInput{name: "naming template with a loop", path: "spec.template.spec.machineNaming.template",
+			message: "{{ range }} is not allowed"},
+			modify: func(s *spec) {
+				s.MachineNaming.Template = "{{ range 100000000 }}{{ range 100000000 }}{{ $.random }}{{ end }}{{ end }}"
+			}},
 		{badInput: badInput{name: "taint with a cloud provider's key", path: "spec.template.spec.machineTemplate.spec.taints[0].key",
 			message: "is reserved for the cloud controller manager"},
 			modify: func(s *spec) {

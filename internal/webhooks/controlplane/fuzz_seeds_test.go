@@ -55,6 +55,11 @@ func TestWriteFuzzSeeds(t *testing.T) {
 			s.RolloutStrategy.RollingUpdate.MaxSurge = ptr.To(intstr.FromInt32(0))
 		}),
 		"naming": cp(func(s *controlplanev1.KThreesControlPlaneSpec) { s.MachineNaming.Template = "{{ .cluster.name }}" }),
+		// The fuzzer's mutations of this one are templates that text/template would
+		// execute for long: they must all be refused without rendering.
+		"naming-loop": cp(func(s *controlplanev1.KThreesControlPlaneSpec) {
+			s.MachineNaming.Template = "{{ range 9999 }}{{ range 9999 }}{{ $.random }}{{ end }}{{ end }}"
+		}),
 	}
 	webhooktest.WriteCorpusEntry(t, "FuzzKThreesControlPlaneWebhook", "create-valid", []byte("{}"), valid, false)
 	webhooktest.WriteCorpusEntry(t, "FuzzKThreesControlPlaneTemplateWebhook", "create-valid", []byte("{}"), template(valid), false)

@@ -29,6 +29,8 @@ var refusedControlPlaneInputs = []webhooktest.RefusedInput{
 		Example: `{"spec":{"remediationStrategy":{"retryPeriod":"-1m"}}}`},
 	{Kind: "KThreesControlPlane", Op: "create", Field: "spec.machineNaming.template",
 		Example: `{"spec":{"machineNaming":{"template":"{{ .cluster.name }}-server"}}}`},
+	{Kind: "KThreesControlPlane", Op: "create", Field: "spec.machineNaming.template",
+		Example: `{"spec":{"machineNaming":{"template":"{{ range 3 }}{{ $.random }}{{ end }}"}}}`},
 	{Kind: "KThreesControlPlane", Op: "create", Field: "spec.machineTemplate.spec.taints[0].key",
 		Example: `{"spec":{"machineTemplate":{"spec":{"taints":[{"key":"node.kubernetes.io/unschedulable","effect":"NoSchedule","propagation":"Always"}]}}}}`},
 	{Kind: "KThreesControlPlane", Op: "create", Field: "spec.kthreesConfigSpec.serverConfig.clusterDNS",
