@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/apitesting/fuzzer"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	runtimeserializer "k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	utilconversion "sigs.k8s.io/cluster-api/util/conversion"
 	"sigs.k8s.io/randfill"
@@ -109,13 +109,21 @@ func storedFuzzers(t testing.TB) fuzzer.FuzzerFuncs {
 				o.Status.BootstrapData = nil
 				asStored(t, o)
 			},
-			func(o *bootstrapv1.KThreesConfigTemplate, c randfill.Continue) { c.FillNoCustom(o); withUID(o); asStored(t, o) },
+			func(o *bootstrapv1.KThreesConfigTemplate, c randfill.Continue) {
+				c.FillNoCustom(o)
+				withUID(o)
+				asStored(t, o)
+			},
 			func(o *bootstrapv1beta1.KThreesConfigTemplate, c randfill.Continue) {
 				c.FillNoCustom(o)
 				withUID(o)
 				asStored(t, o)
 			},
-			func(o *controlplanev1.KThreesControlPlane, c randfill.Continue) { c.FillNoCustom(o); withUID(o); asStored(t, o) },
+			func(o *controlplanev1.KThreesControlPlane, c randfill.Continue) {
+				c.FillNoCustom(o)
+				withUID(o)
+				asStored(t, o)
+			},
 			func(o *controlplanev1beta1.KThreesControlPlane, c randfill.Continue) {
 				c.FillNoCustom(o)
 				withUID(o)
