@@ -186,12 +186,17 @@ func desiredServerMachine(kcp *controlplanev1.KThreesControlPlane, cluster *clus
 // in-place update leaves it: the current one with the template's spec laid over it and
 // the template's cloned-from annotations. The infrastructure provider writes fields
 // into its machine's spec (a provider ID, an address) that the template never has;
-// an in-place update must not erase them.
-func desiredExistingInfraMachine(current, fromTemplate *unstructured.Unstructured) *unstructured.Unstructured {
+// an in-place update must not erase them. previous is the spec that the template the
+// machine was cloned from gives, when that is another template than the one named now
+// (nil otherwise): the fields it set and the new template does not are removed first,
+// as they would be from a machine cloned from the new template. The result is not yet
+// what the API server would store (its defaults, a provider's webhooks); the caller
+// has the API server normalize it (inplace_infra.go).
+func desiredExistingInfraMachine(current, fromTemplate *unstructured.Unstructured, previous map[string]any) *unstructured.Unstructured {
 	infra := current.DeepCopy()
 	spec, _, _ := unstructured.NestedMap(infra.Object, "spec")
 	want, _, _ := unstructured.NestedMap(fromTemplate.Object, "spec")
-	infra.Object["spec"] = overlay(spec, want)
+	infra.Object["spec"] = overlay(withoutDropped(spec, previous, want), want)
 	annotations := infra.GetAnnotations()
 	if annotations == nil {
 		annotations = map[string]string{}
@@ -201,6 +206,33 @@ func desiredExistingInfraMachine(current, fromTemplate *unstructured.Unstructure
 	}
 	infra.SetAnnotations(annotations)
 	return infra
+}
+
+// withoutDropped is base without the fields that previous sets and top does not,
+// looking into maps that both set; a field both set (a list, a value) is left to
+// overlay, which replaces it with top's.
+func withoutDropped(base, previous, top map[string]any) map[string]any {
+	if len(previous) == 0 {
+		return base
+	}
+	out := make(map[string]any, len(base))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, pv := range previous {
+		tv, kept := top[k]
+		if !kept {
+			delete(out, k)
+			continue
+		}
+		pm, pIsMap := pv.(map[string]any)
+		tm, tIsMap := tv.(map[string]any)
+		bm, bIsMap := out[k].(map[string]any)
+		if pIsMap && tIsMap && bIsMap {
+			out[k] = withoutDropped(bm, pm, tm)
+		}
+	}
+	return out
 }
 
 // overlay is base with every field of top set to top's value, maps merged key by key

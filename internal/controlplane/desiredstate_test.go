@@ -3,7 +3,9 @@ package controlplane
 import (
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
@@ -56,5 +58,38 @@ func TestDesiredLabelsCarryTheControlPlanesShard(t *testing.T) {
 				t.Errorf("watch-filter label = %q (set: %v), want %q (set: %v)", got, ok, tt.want, tt.wantLabelled)
 			}
 		})
+	}
+}
+
+// An existing server's infrastructure machine loses what its old template set and the
+// new one does not, in nested maps too; what the provider wrote and what the new
+// template sets stay, and lists are the new template's whole.
+func TestDesiredExistingInfraMachineDropsWhatTheOldTemplateSet(t *testing.T) {
+	current := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
+		"providerID": "sim://a",
+		"tier":       "gold",
+		"network":    map[string]any{"vlan": int64(7), "mtu": int64(9000), "assigned": "10.0.0.4"},
+		"disks":      []any{"root", "data"},
+	}}}
+	previous := map[string]any{"tier": "gold", "network": map[string]any{"vlan": int64(7), "mtu": int64(9000)}, "disks": []any{"root", "data"}}
+	fromTemplate := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
+		"network": map[string]any{"mtu": int64(1500)},
+		"disks":   []any{"root"},
+	}}}
+	got := desiredExistingInfraMachine(current, fromTemplate, previous)
+	want := map[string]any{
+		"providerID": "sim://a",
+		"network":    map[string]any{"mtu": int64(1500), "assigned": "10.0.0.4"},
+		"disks":      []any{"root"},
+	}
+	if !equality.Semantic.DeepEqual(got.Object["spec"], want) {
+		t.Errorf("spec %v, want %v", got.Object["spec"], want)
+	}
+	if _, kept := current.Object["spec"].(map[string]any)["tier"]; !kept {
+		t.Error("the current machine was changed")
+	}
+	// Without an old template to go by, nothing is dropped.
+	if spec := desiredExistingInfraMachine(current, fromTemplate, nil).Object["spec"].(map[string]any); spec["tier"] != "gold" {
+		t.Errorf("spec %v without an old template, want tier gold kept", spec)
 	}
 }

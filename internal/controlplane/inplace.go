@@ -2,6 +2,7 @@ package controlplane
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -106,9 +107,16 @@ func (r *Reconciler) completeInPlaceTriggers(ctx context.Context, cluster *clust
 	incomplete := seen.machines.Filter(collections.Not(collections.HasDeletionTimestamp), triggerIncomplete)
 	for _, m := range incomplete {
 		ctrl.LoggerFrom(ctx).Info("Completing the in-place update trigger of a server", "Machine", m.Name)
-		want, err := r.desiredServerObjects(ctx, cluster, kcp, m, seen.objects[m.Name])
+		want, why, err := r.desiredServerObjects(ctx, cluster, kcp, m, seen.objects[m.Name])
 		if err != nil {
 			return true, err
+		}
+		if why != "" {
+			// Decided when the server was marked, and undone by a change since (its
+			// old template deleted, a template the API server now refuses): the
+			// pass waits, retried, until the change is undone or the Machine is
+			// deleted.
+			return true, fmt.Errorf("completing the in-place update of server %s: %s", m.Name, why)
 		}
 		if err := r.completeInPlaceTrigger(ctx, m, want, seen.objects[m.Name]); err != nil {
 			return true, err

@@ -17,6 +17,7 @@ import (
 	runtimecatalog "sigs.k8s.io/cluster-api/api/runtime/catalog"
 	runtimehooksv1 "sigs.k8s.io/cluster-api/api/runtime/hooks/v1alpha1"
 	runtimev1 "sigs.k8s.io/cluster-api/api/runtime/v1beta2"
+	"sigs.k8s.io/cluster-api/controllers/external"
 	runtimeclient "sigs.k8s.io/cluster-api/exp/runtime/client"
 	"sigs.k8s.io/cluster-api/util/collections"
 	"sigs.k8s.io/cluster-api/util/conditions"
@@ -104,9 +105,19 @@ type inPlaceFixture struct {
 
 func newInPlaceFixture(t *testing.T, replicas int32, maxSurge int, rc *testRuntimeClient) *inPlaceFixture {
 	t.Helper()
+	return newInPlaceFixtureWith(t, replicas, maxSurge, rc, func(ns string, _ *controlplanev1.KThreesControlPlane) {
+		createInfraTemplate(t, ns)
+	})
+}
+
+// newInPlaceFixtureWith is newInPlaceFixture with the infrastructure template that
+// setup creates in the namespace and names in the control plane.
+func newInPlaceFixtureWith(t *testing.T, replicas int32, maxSurge int, rc *testRuntimeClient,
+	setup func(ns string, kcp *controlplanev1.KThreesControlPlane)) *inPlaceFixture {
+	t.Helper()
 	ns := env.NewNamespace(t)
-	createInfraTemplate(t, ns)
 	cluster, kcp := newClusterWithControlPlane(t, ns, true)
+	setup(ns, kcp)
 	kcp.Spec.Replicas = ptr.To(replicas)
 	kcp.Spec.RolloutStrategy = &controlplanev1.RolloutStrategy{RollingUpdate: &controlplanev1.RollingUpdate{MaxSurge: ptr.To(intstr.FromInt(maxSurge))}}
 	kcp.Status.Initialization.ControlPlaneInitialized = ptr.To(true)
@@ -200,7 +211,7 @@ func (f *inPlaceFixture) finish(t *testing.T, name string) {
 	ctx := context.Background()
 	key := client.ObjectKey{Namespace: f.kcp.Namespace, Name: name}
 	infra := &unstructured.Unstructured{}
-	infra.SetGroupVersionKind(genericInfraMachineGVK())
+	infra.SetGroupVersionKind(f.infraMachineGVK(t, name))
 	for _, obj := range []client.Object{&clusterv1.Machine{}, infra, &bootstrapv1.KThreesConfig{}} {
 		if err := env.Client.Get(ctx, key, obj); err != nil {
 			t.Fatal(err)
@@ -236,9 +247,8 @@ func (f *inPlaceFixture) marked(t *testing.T) []string {
 		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: name}, config); err != nil {
 			t.Fatal(err)
 		}
-		infra := &unstructured.Unstructured{}
-		infra.SetGroupVersionKind(genericInfraMachineGVK())
-		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: name}, infra); err != nil {
+		infra, err := external.GetObjectFromContractVersionedRef(ctx, env.Client, m.Spec.InfrastructureRef, m.Namespace)
+		if err != nil {
 			t.Fatal(err)
 		}
 		for _, obj := range []client.Object{config, infra} {
@@ -256,6 +266,17 @@ func requireRollingOut(t *testing.T, kcp *controlplanev1.KThreesControlPlane, re
 	if c == nil || c.Reason != reason || !strings.Contains(c.Message, message) {
 		t.Errorf("RollingOut = %+v, want reason %s with %q in the message", c, reason, message)
 	}
+}
+
+// infraMachineGVK is the kind and version of a server's infrastructure machine.
+func (f *inPlaceFixture) infraMachineGVK(t *testing.T, name string) schema.GroupVersionKind {
+	t.Helper()
+	infra, err := external.GetObjectFromContractVersionedRef(context.Background(), env.Client,
+		f.servers(t)[name].Spec.InfrastructureRef, f.kcp.Namespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return infra.GroupVersionKind()
 }
 
 func genericInfraMachineGVK() schema.GroupVersionKind {

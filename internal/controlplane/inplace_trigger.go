@@ -79,11 +79,16 @@ func (r *Reconciler) tryInPlaceUpdate(ctx context.Context, cluster *clusterv1.Cl
 		return inPlaceStep{taken: true, requeueAfter: cacheLagRequeue}, nil
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues("Machine", victim.Name)
-	want, err := r.desiredServerObjects(ctx, cluster, kcp, victim, objs)
+	want, why, err := r.desiredServerObjects(ctx, cluster, kcp, victim, objs)
 	if err != nil {
 		return inPlaceStep{taken: true}, err
 	}
-	why, err := r.canUpdateInPlace(ctx, victim, objs, want)
+	if why == "" {
+		// The extensions compare the current infrastructure machine as the API
+		// server normalizes it now with the desired one normalized alike; the
+		// trigger's writes start from the stored one.
+		why, err = r.canUpdateInPlace(ctx, victim, serverObjects{config: objs.config, infra: want.currentInfra}, want)
+	}
 	if err != nil {
 		// No answer is no "cannot": a timeout must not delete a server.
 		seen.blocked = "asking the update extensions whether server " + victim.Name + " can be updated in place failed (retrying): " + err.Error()
