@@ -33,20 +33,29 @@ type writeFile struct {
 	Permissions string `json:"permissions"`
 	Encoding    string `json:"encoding,omitempty"`
 	Content     string `json:"content"`
+	// Defer writes the file in cloud-init's final stage (cloudconfig_owner.go).
+	Defer bool `json:"defer,omitempty"`
 }
 
 // encodeCloudConfig writes the plan as a #cloud-config document: files as
-// write_files, commands as runcmd (cloud-init runs them, one sh line each, in order).
+// write_files, commands as runcmd (cloud-init runs them, one sh line each, in
+// order), after the chowns that numeric owners need (cloudconfig_owner.go).
 func encodeCloudConfig(p *plan) ([]byte, error) {
 	files := make([]writeFile, 0, len(p.files))
+	var chowns []string
+	created := createdAccounts(p.os.users)
 	for _, f := range p.files {
 		w, err := cloudInitFile(f)
 		if err != nil {
 			return nil, err
 		}
+		if c := cloudInitOwnership(&w, created); c != "" {
+			chowns = append(chowns, c)
+		}
 		files = append(files, w)
 	}
-	out, err := yaml.Marshal(cloudConfig{ccOSSetup: cloudConfigOS(p.os), WriteFiles: files, RunCmd: p.commands})
+	cmds := append(chowns, p.commands...)
+	out, err := yaml.Marshal(cloudConfig{ccOSSetup: cloudConfigOS(p.os), WriteFiles: files, RunCmd: cmds})
 	if err != nil {
 		return nil, fmt.Errorf("marshalling cloud-config: %w", err)
 	}

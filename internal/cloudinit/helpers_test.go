@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/base64"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -33,6 +34,52 @@ func parse(t testing.TB, out []byte) parsed {
 		t.Fatalf("output is not a cloud-config: %v\n%s", err, out)
 	}
 	return p
+}
+
+// chownCommand is the runcmd line that gives a file its numeric owner: two
+// single-quoted sh words, the owner and the path.
+var chownCommand = regexp.MustCompile(`^chown '((?:[^']|'\\'')*)' '((?:[^']|'\\'')*)' \|\| exit 1$`)
+
+func unquoteSh(s string) string { return strings.ReplaceAll(s, `'\''`, "'") }
+
+// applyChowns plays the chowns at the head of runcmd, as the machine would before
+// any other command: each sets the owner of its file (which cloud-init wrote as
+// root:root, not deferred), and runcmd is left with the plan's commands.
+func (p *parsed) applyChowns(t testing.TB) {
+	t.Helper()
+	for len(p.RunCmd) > 0 {
+		m := chownCommand.FindStringSubmatch(p.RunCmd[0])
+		if m == nil {
+			return
+		}
+		owner, path := unquoteSh(m[1]), unquoteSh(m[2])
+		found := false
+		for i := range p.WriteFiles {
+			w := &p.WriteFiles[i]
+			if w.Path != path {
+				continue
+			}
+			if w.Owner != defaultOwner || w.Defer {
+				t.Errorf("%s is chowned to %s but written as %s (defer %v), not root:root at once", path, owner, w.Owner, w.Defer)
+			}
+			w.Owner, found = owner, true
+		}
+		if !found {
+			t.Errorf("runcmd chowns %s, which write_files does not write", path)
+		}
+		p.RunCmd = p.RunCmd[1:]
+	}
+}
+
+// withoutChowns is cmds without cloud-config's chowns.
+func withoutChowns(cmds []string) []string {
+	var out []string
+	for _, c := range cmds {
+		if !chownCommand.MatchString(c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 func (p parsed) file(t testing.TB, path string) writeFile {

@@ -63,9 +63,13 @@ func parseIgnition(t testing.TB, out []byte) ignParsed {
 		got := ignFile{path: f.Path, mode: *f.Mode, content: content}
 		if f.User.Name != nil {
 			got.user = *f.User.Name
+		} else if f.User.ID != nil {
+			got.user = strconv.Itoa(*f.User.ID)
 		}
 		if f.Group.Name != nil {
 			got.group = *f.Group.Name
+		} else if f.Group.ID != nil {
+			got.group = strconv.Itoa(*f.Group.ID)
 		}
 		if f.Path == bootstrapScriptPath {
 			if got.mode != 0o700 {
@@ -160,6 +164,7 @@ func checkSameAsCloudConfig(t testing.TB, in Input) ignParsed {
 		t.Fatalf("Render ignition: %v", err)
 	}
 	c, ig := parse(t, cc), parseIgnition(t, ignOut)
+	c.applyChowns(t)
 	if len(c.WriteFiles) != len(ig.files) {
 		t.Fatalf("%d Ignition files, %d write_files entries", len(ig.files), len(c.WriteFiles))
 	}

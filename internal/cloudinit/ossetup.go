@@ -3,6 +3,7 @@ package cloudinit
 import (
 	"errors"
 	"fmt"
+	"path"
 	"regexp"
 	"strings"
 
@@ -198,6 +199,9 @@ func checkDiskSetup(d *bootstrapv1.DiskSetup) error {
 				return err
 			}
 		}
+		if err := CheckFilesystemPartition(fs.Device, fs.Partition); err != nil {
+			return fmt.Errorf("%s.partition: %w", p, err)
+		}
 		for j, o := range fs.ExtraOpts {
 			if err := checkLine(fmt.Sprintf("%s.extraOpts[%d]", p, j), o, true); err != nil {
 				return err
@@ -252,6 +256,29 @@ func checkLine(field, s string, required bool) error {
 		return fmt.Errorf("%s %s, on one line", field, notCarriable)
 	case misreadByYAML11(s):
 		return fmt.Errorf("%s %q would reach cloud-init as a YAML number, boolean or null", field, s)
+	}
+	return nil
+}
+
+// CheckFilesystemPartition says whether cloud-init reads a file system's
+// partition as one: a partition number (without leading zeros, which cloud-init
+// would paste into the device name as they are), or auto, any or none, the
+// only strings its schema takes. A number travels in the device name as
+// "<device>.<number>" (see ccFilesystemDevice), so a cloud-init short name that
+// already names a partition that way cannot take a second one. For the webhook.
+func CheckFilesystemPartition(device, partition string) error {
+	switch partition {
+	case "", "auto", "any", "none":
+		return nil
+	}
+	if !numericID(partition) || partition[0] == '0' {
+		return fmt.Errorf("%q is not a partition number or auto, any or none", partition)
+	}
+	// Absolute paths are left alone: by-path names such as pci-0000:00:05.0
+	// name whole disks, and cloud-init splits at the last dot, which comes after.
+	if i := strings.LastIndex(device, "."); i >= 0 && !path.IsAbs(device) && numericID(device[i+1:]) {
+		return fmt.Errorf("device %q already names partition %s in cloud-init's <device>.<partition> form: set device %s, or leave partition empty",
+			device, device[i+1:], device[:i])
 	}
 	return nil
 }

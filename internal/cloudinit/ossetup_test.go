@@ -50,10 +50,17 @@ func osSetupGoldenCase() goldenCase {
 			Role: Agent, Spec: osSetupSpec(), Version: "v1.31.4+k3s1",
 			ServerURL: testServerURL, Token: testAgentToken,
 			UserPasswords: map[string]string{"ops": testPasswordHash + "\n"},
+			// Owned by a user of spec.users (deferred in cloud-config), and by IDs
+			// (chowned in cloud-config): see TestRenderFileOwners.
+			Files: []File{
+				{Path: "/home/ops/.bashrc", Owner: "ops:ops", Content: "export EDITOR=vi\n"},
+				{Path: "/var/lib/app/state", Owner: "1000:1000", Permissions: "0640", Content: "ready\n"},
+			},
 		},
 		wantConfig: map[string]any{"token": testAgentToken, "server": testServerURL, "kubelet-arg": anyList("cloud-provider=external")},
-		wantRunCmd: []string{"echo pre", "curl -sfL 'https://get.k3s.io' | INSTALL_K3S_VERSION='v1.31.4+k3s1' sh -s - agent", agentSentinel},
-		wantPaths:  []string{k3sConfigPath},
+		wantRunCmd: []string{"chown '1000:1000' '/var/lib/app/state' || exit 1", "echo pre",
+			"curl -sfL 'https://get.k3s.io' | INSTALL_K3S_VERSION='v1.31.4+k3s1' sh -s - agent", agentSentinel},
+		wantPaths: []string{k3sConfigPath, "/home/ops/.bashrc", "/var/lib/app/state"},
 	}
 }
 
@@ -81,7 +88,8 @@ func TestRenderOSSetupCloudConfig(t *testing.T) {
 	if d := p.DiskSetup["/dev/sdb"]; d.TableType != "gpt" || d.Layout != true || d.Overwrite == nil || *d.Overwrite {
 		t.Errorf("disk_setup = %+v", p.DiskSetup)
 	}
-	if len(p.FSSetup) != 1 || p.FSSetup[0].Label != "k3s-data" || p.FSSetup[0].Partition != "1" {
+	// Partition 1 travels in the device name: see TestRenderFilesystemPartition.
+	if len(p.FSSetup) != 1 || p.FSSetup[0].Label != "k3s-data" || p.FSSetup[0].Device != "/dev/sdb.1" || p.FSSetup[0].Partition != "" {
 		t.Errorf("fs_setup = %+v", p.FSSetup)
 	}
 	if want := [][]string{{"LABEL=k3s-data", "/var/lib/rancher", "ext4", "defaults,noatime"}, {"/dev/nvme1n1", "/var/lib/longhorn"}}; !reflect.DeepEqual(p.Mounts, want) {
@@ -183,8 +191,8 @@ func TestRenderOSSetupCloudConfigOnly(t *testing.T) {
 	if u := p.Users[0]; u.Sudo != "ALL=(ALL) NOPASSWD:ALL" || u.ExpireDate != inactiveExpireDate || !u.LockPasswd || u.Passwd != testPasswordHash {
 		t.Errorf("user = %+v", u)
 	}
-	// 20% swap (MBR code 82), then 80% Linux (the default, no code).
-	if got := p.DiskSetup["/dev/sdc"].Layout; !reflect.DeepEqual(got, []any{[]any{float64(20), "82"}, float64(80)}) {
+	// 20% swap (MBR code 82, an integer), then 80% Linux (the default, no code).
+	if got := p.DiskSetup["/dev/sdc"].Layout; !reflect.DeepEqual(got, []any{[]any{float64(20), float64(82)}, float64(80)}) {
 		t.Errorf("layout = %#v", got)
 	}
 

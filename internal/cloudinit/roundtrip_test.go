@@ -46,6 +46,11 @@ var encodings = []bootstrapv1.Encoding{"", bootstrapv1.Base64, bootstrapv1.Gzip,
 func checkRoundTrip(t testing.TB, in Input, files []fileCase, out []byte) {
 	t.Helper()
 	p := parse(t, out)
+	p.applyChowns(t)
+	users := map[string]bool{}
+	for _, u := range in.Spec.Users {
+		users[u.Name] = true
+	}
 	if want := len(in.Certificates) + 1 + len(files); len(p.WriteFiles) != want {
 		t.Fatalf("%d write_files entries, want %d", len(p.WriteFiles), want)
 	}
@@ -73,6 +78,12 @@ func checkRoundTrip(t testing.TB, in Input, files []fileCase, out []byte) {
 		}
 		if want.Owner != "" && got.Owner != want.Owner {
 			t.Errorf("%q owner = %q, want %q", got.Path, got.Owner, want.Owner)
+		}
+		// Written once spec.users exist, exactly when it belongs to one of them
+		// (by name; IDs were chowned above).
+		u, g := ownerParts(want.Owner)
+		if wantDefer := !numericID(u) && !numericID(g) && (users[u] || users[g]); got.Defer != wantDefer {
+			t.Errorf("%q (owner %q) defer = %v, want %v", got.Path, want.Owner, got.Defer, wantDefer)
 		}
 		switch want.Encoding {
 		case "":
@@ -168,7 +179,8 @@ func randPath(r *rand.Rand, prefix string) string {
 func TestRenderRandomized(t *testing.T) {
 	r := rand.New(rand.NewPCG(20240501, 300))
 	roles := []Role{ServerInit, ServerJoin, Agent}
-	owners := []string{"", "root:root", "nobody", "user with space:grp", "ü:ö"}
+	// u0 and u1 are users that randOSSetup may create.
+	owners := []string{"", "root:root", "nobody", "user with space:grp", "ü:ö", "u0", "nobody:u1", "1000:1000", "0", "u0:1000"}
 	for i := range 300 {
 		in := minimal(roles[r.IntN(len(roles))])
 		in.Spec.AgentConfig.AirGapped = r.IntN(4) == 0

@@ -163,6 +163,10 @@ func validateDiskSetup(d *bootstrapv1.DiskSetup, fldPath *field.Path) field.Erro
 		if fs.Filesystem == "" {
 			errs = append(errs, field.Required(p.Child("filesystem"), "the file system type, e.g. ext4, is required"))
 		}
+		// cloud-init's schema takes a partition number or auto, any or none.
+		if err := cloudinit.CheckFilesystemPartition(fs.Device, fs.Partition); err != nil {
+			errs = append(errs, field.Invalid(p.Child("partition"), fs.Partition, err.Error()))
+		}
 	}
 	return errs
 }

@@ -65,6 +65,15 @@ func TestValidateOSSetup(t *testing.T) {
 		{name: "filesystem without device or type", modify: func(s *bootstrapv1.KThreesConfigSpec) {
 			s.DiskSetup.Filesystems[0].Device, s.DiskSetup.Filesystems[0].Filesystem = "", ""
 		}, want: []wantErr{{"spec.diskSetup.filesystems[0].device", "the device to format"}, {"spec.diskSetup.filesystems[0].filesystem", "ext4"}}},
+		{name: "filesystem partition cloud-init does not read", modify: func(s *bootstrapv1.KThreesConfigSpec) {
+			s.DiskSetup.Filesystems[0].Partition = "first"
+		}, want: []wantErr{{"spec.diskSetup.filesystems[0].partition", `"first" is not a partition number or auto, any or none`}}},
+		{name: "filesystem partition with a leading zero", modify: func(s *bootstrapv1.KThreesConfigSpec) {
+			s.DiskSetup.Filesystems[0].Partition = "01"
+		}, want: []wantErr{{"spec.diskSetup.filesystems[0].partition", `"01" is not a partition number`}}},
+		{name: "filesystem partition of a short name that names one", modify: func(s *bootstrapv1.KThreesConfigSpec) {
+			s.DiskSetup.Filesystems[0].Device, s.DiskSetup.Filesystems[0].Partition = "ephemeral0.1", "2"
+		}, want: []wantErr{{"spec.diskSetup.filesystems[0].partition", `device "ephemeral0.1" already names partition 1`}}},
 		{name: "layout and diskLayout", modify: func(s *bootstrapv1.KThreesConfigSpec) {
 			s.DiskSetup.Partitions[0].DiskLayout = []bootstrapv1.PartitionSpec{{Percentage: 100}}
 		}, want: []wantErr{{"spec.diskSetup.partitions[0].diskLayout", "set either layout or diskLayout"}}},
@@ -151,6 +160,9 @@ func init() {
 			path: "mounts[0]", message: "should have at least 1 items", bySchema: true},
 		badSpec{name: "disk device empty", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.DiskSetup.Partitions[0].Device = "" },
 			path: "diskSetup.partitions[0].device", message: "should be at least 1 chars long", bySchema: true},
+		badSpec{name: "filesystem partition cloud-init does not read", modify: func(s *bootstrapv1.KThreesConfigSpec) {
+			s.DiskSetup.Filesystems[0].Partition = "p1"
+		}, path: "diskSetup.filesystems[0].partition", message: "is not a partition number or auto, any or none"},
 		badSpec{name: "ntp servers while disabled", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.NTP.Enabled = ptr.To(false) },
 			path: "ntp.servers", message: "would never be used"},
 		badSpec{name: "sudo with ignition", modify: func(s *bootstrapv1.KThreesConfigSpec) {
