@@ -65,12 +65,15 @@ func parseCloudConfig(data []byte) (*bootData, error) {
 	if b.os, err = cc.osSetup(); err != nil {
 		return nil, err
 	}
+	// Deferred entries are written in cloud-init's final stage, after users and
+	// before the runcmd script: for the commands, all files are there.
+	created := cloudInitAccounts(cc.Users)
 	for i, f := range cc.WriteFiles {
 		if f.Path == "" {
 			return nil, fmt.Errorf("write_files[%d] has no path", i)
 		}
-		if f.Defer && f.Path == k3sConfigPath {
-			return nil, fmt.Errorf("write_files %s is deferred: cloud-init would write it after runcmd has started k3s", f.Path)
+		if err := checkFileOwner(f, created); err != nil {
+			return nil, err
 		}
 		if _, dup := b.files[f.Path]; dup {
 			return nil, fmt.Errorf("write_files writes %s twice", f.Path)

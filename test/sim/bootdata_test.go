@@ -234,6 +234,31 @@ func TestParseCloudConfigErrors(t *testing.T) {
 			data:    minimal("", "- 42\n"),
 			wantErr: "runcmd[1] is float64, not a shell command",
 		},
+		{
+			name:    "file owned by a user of users, written before users",
+			data:    minimal("- path: /home/ops/.profile\n  owner: ops:ops\n", "") + "users:\n- name: ops\n",
+			wantErr: "write_files /home/ops/.profile: owner \"ops:ops\": ops is created by users",
+		},
+		{
+			name:    "file owned by a group of users, written before users",
+			data:    minimal("- path: /etc/x\n  owner: root:docker\n", "") + "users:\n- name: ops\n  groups: wheel, docker\n",
+			wantErr: "docker is created by users",
+		},
+		{
+			name:    "file owned by a primary group of users, written before users",
+			data:    minimal("- path: /etc/x\n  owner: nobody:team\n", "") + "users:\n- {name: ops, primary_group: team}\n",
+			wantErr: "team is created by users",
+		},
+		{
+			name:    "numeric owner",
+			data:    minimal("- path: /opt/x\n  owner: \"1000:1000\"\n  defer: true\n", ""),
+			wantErr: `owner "1000:1000": cloud-init looks owners up by name and finds no "1000"`,
+		},
+		{
+			name:    "numeric group",
+			data:    minimal("- path: /opt/x\n  owner: \"root:0\"\n", ""),
+			wantErr: `finds no "0"`,
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -243,6 +268,25 @@ func TestParseCloudConfigErrors(t *testing.T) {
 				t.Fatalf("parseCloudConfig error = %v (data %+v), want one containing %q\ndata:\n%s", err, b, tc.wantErr, tc.data)
 			}
 		})
+	}
+}
+
+// Deferred entries are written after users, and before the runcmd script: they
+// may be owned by its accounts, and even k3s's config may be deferred.
+func TestParseCloudConfigDeferredFiles(t *testing.T) {
+	t.Parallel()
+	data := strings.Replace(minimal(
+		"- path: /home/ops/.profile\n  owner: ops:docker\n  defer: true\n  content: hi\n"+
+			"- path: /opt/image-account\n  owner: nobody:nogroup\n"+
+			"- path: /opt/root\n  owner: root\n",
+		""), "  permissions: \"0600\"\n", "  permissions: \"0600\"\n  defer: true\n", 1) +
+		"users:\n- name: ops\n  groups: [docker]\n- root\n"
+	b, err := parseCloudConfig([]byte(data))
+	if err != nil {
+		t.Fatalf("parseCloudConfig: %v\n%s", err, data)
+	}
+	if string(b.files["/home/ops/.profile"]) != "hi" || b.k3sConfig["server"] != "https://cp.example.com:6443" {
+		t.Errorf("files = %q, k3s config %v", b.files, b.k3sConfig)
 	}
 }
 

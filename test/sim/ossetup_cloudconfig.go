@@ -3,6 +3,8 @@ package sim
 import (
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"k8s.io/utils/ptr"
 )
@@ -55,9 +57,12 @@ func (c cloudConfigOS) osSetup() (osSetup, error) {
 		o.partitioned = append(o.partitioned, device)
 	}
 	slices.Sort(o.partitioned)
-	for _, fs := range c.FSSetup {
-		s := func(k string) string { v, _ := fs[k].(string); return v }
-		o.filesystems = append(o.filesystems, osFilesystem{device: s("device"), partition: s("partition"), label: s("label")})
+	for i, fs := range c.FSSetup {
+		f, err := cloudInitFilesystem(fs)
+		if err != nil {
+			return o, fmt.Errorf("fs_setup[%d]: %w", i, err)
+		}
+		o.filesystems = append(o.filesystems, f)
 	}
 	for i, m := range c.Mounts {
 		if len(m) == 0 {
@@ -70,4 +75,33 @@ func (c cloudConfigOS) osSetup() (osSetup, error) {
 		o.mounts = append(o.mounts, osMount{device: fields[0], where: fields[1]})
 	}
 	return o, nil
+}
+
+// cloudInitFilesystem reads an fs_setup entry as cloud-init does. Its schema
+// takes partition as a number or auto, any or none (a string of digits fails
+// the whole document's validation), and a device "<device>.<partition>" is split
+// at its last dot, that partition winning over the key.
+func cloudInitFilesystem(fs map[string]any) (osFilesystem, error) {
+	device, _ := fs["device"].(string)
+	label, _ := fs["label"].(string)
+	f := osFilesystem{device: device, label: label}
+	switch p := fs["partition"].(type) {
+	case nil:
+	case string:
+		if p != "auto" && p != "any" && p != "none" {
+			return f, fmt.Errorf("partition %q is a string: cloud-init's schema takes a number, or auto, any or none", p)
+		}
+		f.partition = p
+	case float64:
+		if p != float64(int(p)) || p < 1 {
+			return f, fmt.Errorf("partition %v is not a partition number", p)
+		}
+		f.partition = strconv.Itoa(int(p))
+	default:
+		return f, fmt.Errorf("partition is %T, neither a number nor auto, any or none", p)
+	}
+	if i := strings.LastIndex(device, "."); i >= 0 {
+		f.device, f.partition = device[:i], device[i+1:]
+	}
+	return f, nil
 }

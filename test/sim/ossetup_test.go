@@ -31,6 +31,10 @@ func osSetupInput(format bootstrapv1.Format) cloudinit.Input {
 	}
 	in.Spec.Mounts = []bootstrapv1.MountPoints{{"LABEL=data", "/var/lib/rancher"}, {"/dev/vdc", "/srv/x-y"}}
 	in.UserPasswords = map[string]string{"ops": simPasswordHash}
+	// Owned by a user of users, and by IDs: cloud-init sets neither at write time.
+	in.Files = append(in.Files,
+		cloudinit.File{Path: "/home/ops/.profile", Owner: "ops:ops", Content: "export EDITOR=vi\n"},
+		cloudinit.File{Path: "/var/lib/app/state", Owner: "1000:1000", Content: "ready\n"})
 	return in
 }
 
@@ -67,6 +71,10 @@ func TestOSSetupReadFromBothFormats(t *testing.T) {
 			t.Errorf("%s: mounts %+v", name, o.mounts)
 		}
 	}
+	// Partition 1 of /dev/vdb, as cloud-init reads it.
+	if f := cc.os.filesystems[0]; f != (osFilesystem{device: "/dev/vdb", partition: "1", label: "data"}) {
+		t.Errorf("cloud-config file system = %+v", f)
+	}
 	if ign.mountsByLabel() != "/dev/disk/by-label/data" || cc.mountsByLabel() != "LABEL=data" {
 		t.Errorf("label mounts: Ignition %q, cloud-config %q", ign.mountsByLabel(), cc.mountsByLabel())
 	}
@@ -87,6 +95,8 @@ func TestCheckOSSetupCloudConfig(t *testing.T) {
 		{"mount of an unknown label", "mounts:\n- [LABEL=gone, /data]\n", `names file system label "gone"`},
 		{"empty mount", "mounts:\n- []\n", "mounts[0] is empty"},
 		{"file system without device", "fs_setup:\n- filesystem: ext4\n", "file system 0 has no device"},
+		{"partition as a string of digits", "fs_setup:\n- {device: /dev/vdb, partition: \"1\", filesystem: ext4}\n",
+			`fs_setup[0]: partition "1" is a string: cloud-init's schema takes a number, or auto, any or none`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
