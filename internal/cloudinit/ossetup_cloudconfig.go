@@ -1,23 +1,21 @@
 package cloudinit
 
 import (
-	"strconv"
-
 	"k8s.io/utils/ptr"
-
-	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 )
 
 // cloud-init's keys for the OS setup, each in its own module: bootcmd runs
 // first, on every boot; disk_setup, fs_setup and mounts in the init stage;
-// users and ntp before runcmd, which installs k3s.
+// users and ntp before runcmd, which installs k3s. device_aliases serves
+// fs_setup (ccFilesystemDevice).
 type ccOSSetup struct {
-	BootCmd   []string          `json:"bootcmd,omitempty"`
-	NTP       *ccNTP            `json:"ntp,omitempty"`
-	Users     []ccUser          `json:"users,omitempty"`
-	DiskSetup map[string]ccDisk `json:"disk_setup,omitempty"`
-	FSSetup   []ccFilesystem    `json:"fs_setup,omitempty"`
-	Mounts    [][]string        `json:"mounts,omitempty"`
+	BootCmd       []string          `json:"bootcmd,omitempty"`
+	NTP           *ccNTP            `json:"ntp,omitempty"`
+	Users         []ccUser          `json:"users,omitempty"`
+	DeviceAliases map[string]string `json:"device_aliases,omitempty"`
+	DiskSetup     map[string]ccDisk `json:"disk_setup,omitempty"`
+	FSSetup       []ccFilesystem    `json:"fs_setup,omitempty"`
+	Mounts        [][]string        `json:"mounts,omitempty"`
 }
 
 type ccNTP struct {
@@ -87,62 +85,17 @@ func cloudConfigOS(s osSetup) ccOSSetup {
 		out.DiskSetup[p.Device] = ccDisk{TableType: p.TableType, Layout: ccLayout(p), Overwrite: p.Overwrite}
 	}
 	for _, fs := range s.filesystems {
-		device, partition := ccFilesystemDevice(fs)
+		device, partition, alias := ccFilesystemDevice(fs)
+		if alias {
+			if out.DeviceAliases == nil {
+				out.DeviceAliases = map[string]string{}
+			}
+			out.DeviceAliases[fs.Device] = fs.Device
+		}
 		out.FSSetup = append(out.FSSetup, ccFilesystem{
 			Label: fs.Label, Filesystem: fs.Filesystem, Device: device, Partition: partition,
 			Overwrite: fs.Overwrite, ReplaceFS: fs.ReplaceFS, ExtraOpts: fs.ExtraOpts,
 		})
 	}
 	return out
-}
-
-// ccFilesystemDevice is fs_setup's device and partition. cloud-init's schema
-// takes partition as auto, any or none, or (from 23.1 on) an integer; 22.4's
-// refuses integers too. Both take, and split at the last dot into device and
-// partition, the "<device>.<number>" form, so a number goes there.
-// CheckFilesystemPartition refused what that would misread.
-func ccFilesystemDevice(fs bootstrapv1.Filesystem) (device, partition string) {
-	if numericID(fs.Partition) {
-		return fs.Device + "." + fs.Partition, ""
-	}
-	return fs.Device, fs.Partition
-}
-
-// ccLayout is disk_setup's layout: the bool as given, or each partition's
-// percentage, paired with a type code unless it is the table's Linux default.
-func ccLayout(p bootstrapv1.Partition) any {
-	if len(p.DiskLayout) == 0 {
-		if p.Layout == nil {
-			return nil
-		}
-		return *p.Layout
-	}
-	linux, _ := partitionTypeCode(p.TableType, "")
-	layout := make([]any, 0, len(p.DiskLayout))
-	for _, ps := range p.DiskLayout {
-		// newPlan checked every type.
-		code, _ := partitionTypeCode(p.TableType, ps.PartitionType)
-		if code == linux {
-			layout = append(layout, ps.Percentage)
-			continue
-		}
-		layout = append(layout, []any{ps.Percentage, ccTypeCode(p.TableType, code)})
-	}
-	return layout
-}
-
-// ccTypeCode is a partition type code as cloud-init's schema wants it: an
-// integer (22.4 takes nothing else) whenever cloud-init then hands sfdisk or
-// sgdisk the same code. It formats the value with %s; sfdisk reads MBR codes
-// as hex, where leading zeros do not count ("07" is 7); for GPT it pads the
-// digits on the right to four ("82" becomes 8200), so a leading zero would be
-// lost ("0700" is not 700). Codes with hex letters, "0700" and GUIDs cannot be
-// integers and stay strings: 25.1's schema takes them, 22.4's only warns, and
-// both versions partition as asked.
-func ccTypeCode(table, code string) any {
-	n, err := strconv.Atoi(code)
-	if err != nil || !numericID(code) || (table == "gpt" && strconv.Itoa(n) != code) {
-		return code
-	}
-	return n
 }

@@ -8,39 +8,51 @@ import (
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 )
 
-// TestRenderFilesystemPartition: cloud-init's schema takes partition as one of
-// auto/any/none, never as a string of digits, and 22.4's also refuses an integer
-// (its `schema --annotate` crashes on either). A partition number therefore goes
-// into the device as cloud-init's own "<device>.<partition>", which both
-// versions' schemas take and both split back into device and partition.
+// TestRenderFilesystemPartition: the schemas of cloud-init 22.4 and 25.1 take
+// partition as one of auto/any/none only, neither as a string of digits nor as an
+// integer (22.4's `schema --annotate` crashes on either). A partition number
+// therefore goes into the device as cloud-init's own "<device>.<partition>",
+// which both versions' schemas take and split at the last dot; device_aliases
+// maps the device to itself, or cloud-init, finding no alias and no datasource
+// name for a path, would keep the dotted name. A path with a dot of its own is
+// written the same way, or cloud-init would split it.
 func TestRenderFilesystemPartition(t *testing.T) {
+	const (
+		byPath  = "/dev/disk/by-path/pci-0000:00:05.0"
+		byPath2 = "/dev/disk/by-path/pci-0000:00:06.0"
+		byID    = "/dev/disk/by-id/nvme-eui.0025388b91b0a123"
+	)
 	in := minimal(Agent)
 	in.Spec.DiskSetup = &bootstrapv1.DiskSetup{Filesystems: []bootstrapv1.Filesystem{
 		{Device: "/dev/sdb", Partition: "1", Filesystem: "ext4"},
 		{Device: "/dev/nvme1n1", Partition: "12", Filesystem: "xfs"},
-		// A by-path name may itself end in ".<digits>": the partition, after
-		// cloud-init's last dot, still wins.
-		{Device: "/dev/disk/by-path/pci-0000:00:05.0", Partition: "2", Filesystem: "ext4"},
+		{Device: byPath, Partition: "2", Filesystem: "ext4"},
 		{Device: "/dev/sdc", Partition: "none", Filesystem: "ext4"},
 		{Device: "/dev/sdd", Partition: "auto", Filesystem: "ext4", Label: "data"},
 		{Device: "/dev/sde", Partition: "any", Filesystem: "ext4"},
 		{Device: "/dev/sdf", Filesystem: "ext4"},
 		{Device: "ephemeral0", Partition: "1", Filesystem: "ext4"},
+		{Device: byPath2, Partition: "none", Filesystem: "ext4"},
+		{Device: byID, Filesystem: "ext4"},
 	}}
 	out, err := Render(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fsSetup, _ := rawCloudConfig(t, out)["fs_setup"].([]any)
+	raw := rawCloudConfig(t, out)
+	fsSetup, _ := raw["fs_setup"].([]any)
 	want := []struct{ device, partition string }{
 		{"/dev/sdb.1", ""},
 		{"/dev/nvme1n1.12", ""},
-		{"/dev/disk/by-path/pci-0000:00:05.0.2", ""},
+		{byPath + ".2", ""},
 		{"/dev/sdc", "none"},
 		{"/dev/sdd", "auto"},
 		{"/dev/sde", "any"},
 		{"/dev/sdf", ""},
 		{"ephemeral0.1", ""},
+		{byPath2 + ".none", ""},
+		// cloud-init's default partition.
+		{byID + ".any", ""},
 	}
 	if len(fsSetup) != len(want) {
 		t.Fatalf("fs_setup = %v", fsSetup)
@@ -51,6 +63,10 @@ func TestRenderFilesystemPartition(t *testing.T) {
 		if e["device"] != w.device || (w.partition == "" && hasPart) || (w.partition != "" && part != w.partition) {
 			t.Errorf("fs_setup[%d] = %v, want device %s, partition %q", i, e, w.device, w.partition)
 		}
+	}
+	wantAliases := map[string]any{"/dev/sdb": "/dev/sdb", "/dev/nvme1n1": "/dev/nvme1n1", byPath: byPath, byPath2: byPath2, byID: byID, "ephemeral0": "ephemeral0"}
+	if got := raw["device_aliases"]; !reflect.DeepEqual(got, wantAliases) {
+		t.Errorf("device_aliases = %v\nwant %v", got, wantAliases)
 	}
 }
 

@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"k8s.io/utils/ptr"
@@ -19,10 +18,12 @@ type cloudConfigOS struct {
 		Servers []string `json:"servers"`
 		Pools   []string `json:"pools"`
 	} `json:"ntp"`
-	Users     []any            `json:"users"`
-	DiskSetup map[string]any   `json:"disk_setup"`
-	FSSetup   []map[string]any `json:"fs_setup"`
-	Mounts    [][]any          `json:"mounts"`
+	Users     []any          `json:"users"`
+	DiskSetup map[string]any `json:"disk_setup"`
+	// DeviceAliases name devices for disk_setup and fs_setup.
+	DeviceAliases map[string]string `json:"device_aliases"`
+	FSSetup       []map[string]any  `json:"fs_setup"`
+	Mounts        [][]any           `json:"mounts"`
 }
 
 // osSetup reads the OS keys into what the machine would do. cloud-init runs
@@ -58,7 +59,7 @@ func (c cloudConfigOS) osSetup() (osSetup, error) {
 	}
 	slices.Sort(o.partitioned)
 	for i, fs := range c.FSSetup {
-		f, err := cloudInitFilesystem(fs)
+		f, err := cloudInitFilesystem(fs, c.DeviceAliases)
 		if err != nil {
 			return o, fmt.Errorf("fs_setup[%d]: %w", i, err)
 		}
@@ -78,10 +79,13 @@ func (c cloudConfigOS) osSetup() (osSetup, error) {
 }
 
 // cloudInitFilesystem reads an fs_setup entry as cloud-init does. Its schema
-// takes partition as a number or auto, any or none (a string of digits fails
-// the whole document's validation), and a device "<device>.<partition>" is split
-// at its last dot, that partition winning over the key.
-func cloudInitFilesystem(fs map[string]any) (osFilesystem, error) {
+// takes partition as auto, any or none (a number, as a string or an integer,
+// fails the whole document's validation). A device "<device>.<partition>" is
+// split at its last dot, that partition winning over the key, and the device
+// resolved through device_aliases; a path it finds no alias for keeps its dotted
+// name, which no machine has. (Short names such as ephemeral0 are the
+// datasource's to resolve, which the simulated machine does not judge.)
+func cloudInitFilesystem(fs map[string]any, aliases map[string]string) (osFilesystem, error) {
 	device, _ := fs["device"].(string)
 	label, _ := fs["label"].(string)
 	f := osFilesystem{device: device, label: label}
@@ -89,19 +93,24 @@ func cloudInitFilesystem(fs map[string]any) (osFilesystem, error) {
 	case nil:
 	case string:
 		if p != "auto" && p != "any" && p != "none" {
-			return f, fmt.Errorf("partition %q is a string: cloud-init's schema takes a number, or auto, any or none", p)
+			return f, fmt.Errorf("partition %q: cloud-init's schema takes auto, any or none (a number goes into the device, <device>.<number>)", p)
 		}
 		f.partition = p
-	case float64:
-		if p != float64(int(p)) || p < 1 {
-			return f, fmt.Errorf("partition %v is not a partition number", p)
-		}
-		f.partition = strconv.Itoa(int(p))
 	default:
-		return f, fmt.Errorf("partition is %T, neither a number nor auto, any or none", p)
+		return f, fmt.Errorf("partition %v: cloud-init's schema takes auto, any or none (a number goes into the device, <device>.<number>)", p)
 	}
-	if i := strings.LastIndex(device, "."); i >= 0 {
-		f.device, f.partition = device[:i], device[i+1:]
+	i := strings.LastIndex(device, ".")
+	if i < 0 {
+		return f, nil
+	}
+	base, part := device[:i], device[i+1:]
+	f.partition = part
+	if target, ok := aliases[base]; ok {
+		f.device = target
+	} else if strings.HasPrefix(device, "/") {
+		return f, fmt.Errorf("device %q: cloud-init splits it into %s and partition %q, finds no device_aliases entry for %s, and keeps %s, which does not exist", device, base, part, base, device)
+	} else {
+		f.device = base
 	}
 	return f, nil
 }

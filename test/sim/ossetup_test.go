@@ -96,7 +96,13 @@ func TestCheckOSSetupCloudConfig(t *testing.T) {
 		{"empty mount", "mounts:\n- []\n", "mounts[0] is empty"},
 		{"file system without device", "fs_setup:\n- filesystem: ext4\n", "file system 0 has no device"},
 		{"partition as a string of digits", "fs_setup:\n- {device: /dev/vdb, partition: \"1\", filesystem: ext4}\n",
-			`fs_setup[0]: partition "1" is a string: cloud-init's schema takes a number, or auto, any or none`},
+			`fs_setup[0]: partition "1": cloud-init's schema takes auto, any or none`},
+		{"partition as a number", "fs_setup:\n- {device: /dev/vdb, partition: 1, filesystem: ext4}\n",
+			`fs_setup[0]: partition 1: cloud-init's schema takes auto, any or none`},
+		{"dotted path without an alias", "fs_setup:\n- {device: /dev/vdb.1, filesystem: ext4}\n",
+			`fs_setup[0]: device "/dev/vdb.1": cloud-init splits it into /dev/vdb and partition "1", finds no device_aliases entry`},
+		{"path with a dot of its own", "fs_setup:\n- {device: /dev/disk/by-path/pci-0000:00:05.0, filesystem: ext4}\n",
+			`finds no device_aliases entry for /dev/disk/by-path/pci-0000:00:05`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
