@@ -17,21 +17,29 @@
 //	/etc/rancher/k3s/registries.d/<host>/ca.crt   0600, one per registry caSecret
 //	user files                         in spec order
 //
+// In cloud-config a file owned by an account that spec.users creates is written
+// with defer: true (after users_groups), and one with a numeric owner root:root,
+// then chowned by the first runcmd lines (cloudconfig_owner.go): write_files
+// resolves owners by name, before users exist.
+//
 // Content that YAML cannot carry byte for byte (invalid UTF-8, NUL and other
 // controls, "\r", a lone "=" that cloud-init's YAML 1.1 parser would take for a
 // typed value, ...) is written base64 encoded instead, and raw gzip content as
 // gz+b64; cloud-init decodes it, so the file on disk is unchanged. Commands,
 // paths and owners cannot be re-encoded, so the few such strings are errors.
 //
-// runcmd: preK3sCommands, the k3s install, postK3sCommands, then the sentinel
+// runcmd: (cloud-config only) the chowns of numeric owners, preK3sCommands, the
+// k3s install, postK3sCommands, then the sentinel
 // /run/cluster-api/bootstrap-success.complete, written only if the k3s (or
 // k3s-agent) unit is active.
 //
 // OS setup (ossetup*.go): bootCommands as bootcmd, ntp, users (passwd from
-// Input.UserPasswords, crypt hashes only), diskSetup as disk_setup and fs_setup,
-// and mounts; in Ignition as a boot-commands unit, a timesyncd drop-in,
-// passwd.users, storage.disks/filesystems and mount units. IgnitionOSSetupErrors
-// lists what Ignition cannot carry; Render refuses it, as the webhook does.
+// Input.UserPasswords, crypt hashes only), diskSetup as disk_setup and fs_setup
+// (a partition number in the device name, with a device_aliases entry:
+// ossetup_cloudconfig_disk.go), and mounts; in Ignition as a boot-commands unit,
+// a timesyncd drop-in, passwd.users, storage.disks/filesystems and mount units.
+// IgnitionOSSetupErrors lists what Ignition cannot carry; Render refuses it, as
+// the webhook does.
 //
 // # k3s config.yaml
 //
