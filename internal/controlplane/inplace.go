@@ -3,18 +3,15 @@ package controlplane
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 
 	"k8s.io/component-base/featuregate"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	runtimecatalog "sigs.k8s.io/cluster-api/api/runtime/catalog"
 	runtimehooksv1 "sigs.k8s.io/cluster-api/api/runtime/hooks/v1alpha1"
-	runtimev1 "sigs.k8s.io/cluster-api/api/runtime/v1beta2"
 	"sigs.k8s.io/cluster-api/util/collections"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/runtimehooks"
 )
 
 // This file is the control plane's side of CAPI's in-place update protocol: when
@@ -64,34 +61,14 @@ func triggerIncomplete(m *clusterv1.Machine) bool {
 	return marked && !updateHookPending(m)
 }
 
-var updateMachineHook = runtimecatalog.HookName(runtimehooksv1.UpdateMachine)
-
 func updateHookPending(m *clusterv1.Machine) bool {
-	return slices.Contains(pendingHooks(m), updateMachineHook)
-}
-
-// pendingHooks is the comma-separated list CAPI keeps in the pending-hooks annotation.
-func pendingHooks(m *clusterv1.Machine) []string {
-	var out []string
-	for h := range strings.SplitSeq(m.Annotations[runtimev1.PendingHooksAnnotation], ",") {
-		if h = strings.TrimSpace(h); h != "" {
-			out = append(out, h)
-		}
-	}
-	return out
+	return runtimehooks.IsPending(runtimehooksv1.UpdateMachine, m)
 }
 
 // markUpdateHookPending adds UpdateMachine to the Machine's pending hooks, keeping the
 // others.
 func markUpdateHookPending(m *clusterv1.Machine) {
-	hooks := pendingHooks(m)
-	if slices.Contains(hooks, updateMachineHook) {
-		return
-	}
-	if m.Annotations == nil {
-		m.Annotations = map[string]string{}
-	}
-	m.Annotations[runtimev1.PendingHooksAnnotation] = strings.Join(append(hooks, updateMachineHook), ",")
+	runtimehooks.MarkPending(runtimehooksv1.UpdateMachine, m)
 }
 
 // updatingServers names the servers (not being deleted) under an in-place update.

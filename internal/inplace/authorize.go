@@ -3,40 +3,21 @@ package inplace
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	runtimecatalog "sigs.k8s.io/cluster-api/api/runtime/catalog"
 	runtimehooksv1 "sigs.k8s.io/cluster-api/api/runtime/hooks/v1alpha1"
-	runtimev1 "sigs.k8s.io/cluster-api/api/runtime/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 	"github.com/capk3s/capk3s/internal/k3s"
+	"github.com/capk3s/capk3s/internal/runtimehooks"
 )
 
 // updateMachineHook is the hook's name as CAPI writes it into the pending-hooks
 // annotation.
 var updateMachineHook = runtimecatalog.HookName(runtimehooksv1.UpdateMachine)
-
-// UpdatePending says whether the UpdateMachine hook is in m's pending-hooks
-// annotation (a comma-separated list, as CAPI keeps it).
-func UpdatePending(m *clusterv1.Machine) bool {
-	return slices.Contains(PendingHooks(m), updateMachineHook)
-}
-
-// PendingHooks is the list CAPI keeps in m's pending-hooks annotation.
-func PendingHooks(m *clusterv1.Machine) []string {
-	var out []string
-	for h := range strings.SplitSeq(m.Annotations[runtimev1.PendingHooksAnnotation], ",") {
-		if h = strings.TrimSpace(h); h != "" {
-			out = append(out, h)
-		}
-	}
-	return out
-}
 
 // updateTarget is what an UpdateMachine call may act on, taken from the objects as
 // stored, never from the request: the request's body is only the caller's word.
@@ -66,7 +47,7 @@ func (e *Extension) authorizeUpdate(ctx context.Context, req *runtimehooksv1.Upd
 	if !stored.DeletionTimestamp.IsZero() {
 		return updateTarget{}, fmt.Errorf("%w: Machine %s is being deleted", errUpdateFailed, key)
 	}
-	if _, marked := stored.Annotations[clusterv1.UpdateInProgressAnnotation]; !marked || !UpdatePending(stored) {
+	if _, marked := stored.Annotations[clusterv1.UpdateInProgressAnnotation]; !marked || !runtimehooks.IsPending(runtimehooksv1.UpdateMachine, stored) {
 		return updateTarget{}, fmt.Errorf("%w: Machine %s is not marked for an in-place update (annotation %s and pending hook %s)",
 			errUpdateFailed, key, clusterv1.UpdateInProgressAnnotation, updateMachineHook)
 	}

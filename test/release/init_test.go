@@ -45,6 +45,8 @@ var providers = []installed{
 			{verb: "delete", resource: "secrets", namespace: "any"},
 			{verb: "create", group: "cluster.x-k8s.io", resource: "machines", namespace: "any"},
 			{verb: "create", group: "bootstrap.cluster.x-k8s.io", resource: "kthreesconfigs", namespace: "any"},
+			// Only the control plane's conversion reads CRDs.
+			{verb: "list", group: "apiextensions.k8s.io", resource: "customresourcedefinitions"},
 		},
 	},
 	{
@@ -59,6 +61,9 @@ var providers = []installed{
 			{verb: "create", group: "bootstrap.cluster.x-k8s.io", resource: "kthreesconfigs", namespace: "any"},
 			{verb: "patch", group: "controlplane.cluster.x-k8s.io", resource: "kthreescontrolplanes", subresource: "status", namespace: "any"},
 			{verb: "create", group: "infrastructure.cluster.x-k8s.io", resource: "dockermachines", namespace: "any"},
+			{verb: "get", group: "apiextensions.k8s.io", resource: "customresourcedefinitions"},
+			{verb: "list", group: "apiextensions.k8s.io", resource: "customresourcedefinitions"},
+			{verb: "watch", group: "apiextensions.k8s.io", resource: "customresourcedefinitions"},
 		},
 		denied: []access{
 			{verb: "delete", resource: "secrets", namespace: "any"},
@@ -69,13 +74,10 @@ var providers = []installed{
 }
 
 // Every provider may hold its leader election Lease in its own namespace only, may
-// check who calls its diagnostics endpoint, and may read CRDs (conversion looks up a
-// template kind's apiVersion in its CRD).
+// check who calls its diagnostics endpoint, and may not change CRDs. Only the control
+// plane reads them (conversion looks up a template kind's apiVersion in its CRD).
 var common = struct{ allowed, denied []access }{
 	allowed: []access{
-		{verb: "get", group: "apiextensions.k8s.io", resource: "customresourcedefinitions"},
-		{verb: "list", group: "apiextensions.k8s.io", resource: "customresourcedefinitions"},
-		{verb: "watch", group: "apiextensions.k8s.io", resource: "customresourcedefinitions"},
 		{verb: "create", group: "coordination.k8s.io", resource: "leases", namespace: "own"},
 		{verb: "update", group: "coordination.k8s.io", resource: "leases", namespace: "own"},
 		{verb: "create", group: "authentication.k8s.io", resource: "tokenreviews"},
