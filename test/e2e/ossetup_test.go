@@ -29,6 +29,11 @@ func osSetup(spec *bootstrapv1.KThreesConfigSpec) {
 		Filesystems: []bootstrapv1.Filesystem{{Device: "/dev/vdb", Partition: "1", Filesystem: "ext4", Label: "k3s-data"}},
 	}
 	spec.Mounts = []bootstrapv1.MountPoints{{"LABEL=k3s-data", "/var/lib/rancher"}}
+	// Owned by the user above and by IDs, which cloud-init's write_files cannot
+	// set as it writes: the simulator fails data that leaves them to it.
+	spec.Files = append(spec.Files,
+		bootstrapv1.File{Path: "/home/ops/.profile", Owner: "ops:ops", Content: "export EDITOR=vi\n"},
+		bootstrapv1.File{Path: "/var/lib/app/state", Owner: "1000:1000", Content: "ready\n"})
 }
 
 // TestOSSetup: servers booted from cloud-config and agents booted from Ignition,
