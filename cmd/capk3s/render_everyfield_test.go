@@ -15,7 +15,7 @@ kind: KThreesControlPlane
 metadata:
   name: cp
 spec:
-  version: v1.31.4+k3s1
+  version: v1.35.4+k3s1
   machineNaming: {template: "{{ .cluster.name }}-server-{{ .random }}"}
   machineTemplate:
     spec:

@@ -13,7 +13,7 @@ kind: KThreesConfig
 metadata:
   name: worker
 spec:
-  version: v1.31.4+k3s1
+  version: v1.35.4+k3s1
   bootCommands: ["modprobe br_netfilter"]
   ntp: {servers: [time.example.com]}
   users:

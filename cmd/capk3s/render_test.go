@@ -16,7 +16,7 @@ kind: KThreesControlPlane
 metadata:
   name: cp
 spec:
-  version: v1.31.4+k3s1
+  version: v1.35.4+k3s1
   machineTemplate:
     spec:
       infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: DockerMachineTemplate, name: cp}
@@ -92,7 +92,7 @@ func TestRenderControlPlaneDefaultsToFirstServer(t *testing.T) {
 	if cfg["cluster-init"] != true || !strings.Contains(cfg["token"].(string), "::server:"+placeholderServerPassphrase) {
 		t.Errorf("config = %v, want cluster-init and the placeholder server token", cfg)
 	}
-	for _, want := range []string{"{{ ds.meta_data.hostname }}", "PLACEHOLDER: content of Secret app, key conf", "INSTALL_K3S_VERSION='v1.31.4+k3s1'"} {
+	for _, want := range []string{"{{ ds.meta_data.hostname }}", "PLACEHOLDER: content of Secret app, key conf", "INSTALL_K3S_VERSION='v1.35.4+k3s1'"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q", want)
 		}
@@ -174,7 +174,7 @@ kind: KThreesControlPlane
 metadata:
   name: cp
 spec:
-  version: v1.31.4+k3s1
+  version: v1.35.4+k3s1
   machineTemplate:
     spec:
       infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: DockerMachineTemplate, name: cp}

@@ -40,7 +40,7 @@ func runSandbox(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.timeout, "timeout", 15*time.Minute, "give up if the demo cluster is not Available by then")
 	fs.IntVar(&o.servers, "servers", 3, "k3s servers of the demo cluster (odd: embedded etcd)")
 	fs.IntVar(&o.agents, "agents", 2, "k3s agents of the demo cluster")
-	fs.StringVar(&o.version, "version", "v1.31.4+k3s1", "k3s version of the demo cluster")
+	fs.StringVar(&o.version, "version", "v1.36.3+k3s1", "k3s version of the demo cluster")
 	fs.StringVar(&o.clusterName, "name", "demo", "name of the demo cluster")
 	if err := fs.Parse(args); err != nil {
 		return 2

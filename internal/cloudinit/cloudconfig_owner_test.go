@@ -100,7 +100,7 @@ func TestRenderFileOwners(t *testing.T) {
 		"chown ':1002' '/opt/group-id' || exit 1",
 		`chown '1003' '/opt/it'\''s' || exit 1`,
 		"echo pre",
-		"curl -sfL 'https://get.k3s.io' | INSTALL_K3S_VERSION='v1.31.4+k3s1' sh -s - agent",
+		"curl -sfL 'https://get.k3s.io' | INSTALL_K3S_VERSION='v1.35.4+k3s1' sh -s - agent",
 		agentSentinel,
 	}
 	if got := m["runcmd"]; !reflect.DeepEqual(got, wantRunCmd) {

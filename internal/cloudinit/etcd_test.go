@@ -34,7 +34,7 @@ func TestEtcdS3CredentialsOnlyInTheEnvironmentFile(t *testing.T) {
 
 func TestEtcdOnAgentsAndDatastores(t *testing.T) {
 	agent := Input{
-		Role: Agent, Version: "v1.31.4+k3s1", ServerURL: testServerURL, Token: testToken,
+		Role: Agent, Version: "v1.35.4+k3s1", ServerURL: testServerURL, Token: testToken,
 		Spec: bootstrapv1.KThreesConfigSpec{ServerConfig: bootstrapv1.KThreesServerConfig{Etcd: testEtcd()}},
 	}
 	p := parse(t, render(t, agent))
@@ -55,7 +55,7 @@ func TestEtcdOnAgentsAndDatastores(t *testing.T) {
 	}
 
 	ds := Input{
-		Role: ServerInit, Version: "v1.31.4+k3s1", Token: testToken, Datastore: testDatastore(), EtcdS3: testEtcdS3(),
+		Role: ServerInit, Version: "v1.35.4+k3s1", Token: testToken, Datastore: testDatastore(), EtcdS3: testEtcdS3(),
 		Spec: bootstrapv1.KThreesConfigSpec{ServerConfig: bootstrapv1.KThreesServerConfig{
 			Etcd:      testEtcd(),
 			Datastore: &bootstrapv1.Datastore{EndpointSecret: bootstrapv1.SecretKeyReference{Name: "pg", Key: "endpoint"}},
@@ -68,7 +68,7 @@ func TestEtcdOnAgentsAndDatastores(t *testing.T) {
 
 func TestEtcdS3InputErrorsQuoteNoSecret(t *testing.T) {
 	in := Input{
-		Role: ServerInit, Version: "v1.31.4+k3s1", Token: testToken,
+		Role: ServerInit, Version: "v1.35.4+k3s1", Token: testToken,
 		Spec: bootstrapv1.KThreesConfigSpec{ServerConfig: bootstrapv1.KThreesServerConfig{Etcd: testEtcd()}},
 	}
 	if _, err := Render(in); err == nil || !strings.Contains(err.Error(), "not resolved") {

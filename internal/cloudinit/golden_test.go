@@ -20,7 +20,7 @@ const (
 	testToken      = "K10deadbeef::server:s3cr3t"
 	testAgentToken = "K10deadbeef::node:ag3nt"
 	testServerURL  = "https://cp.example.com:6443"
-	wantInstall    = "curl -sfL 'https://get.k3s.io' | INSTALL_K3S_VERSION='v1.31.4+k3s1' sh -s - server"
+	wantInstall    = "curl -sfL 'https://get.k3s.io' | INSTALL_K3S_VERSION='v1.35.4+k3s1' sh -s - server"
 	serverSentinel = "systemctl is-active --quiet k3s && mkdir -p /run/cluster-api && echo success > /run/cluster-api/bootstrap-success.complete"
 	agentSentinel  = "systemctl is-active --quiet k3s-agent && mkdir -p /run/cluster-api && echo success > /run/cluster-api/bootstrap-success.complete"
 )
@@ -244,7 +244,7 @@ func goldenCases() []goldenCase {
 			// before k3s starts.
 			name: "server-init-etcd-snapshots",
 			in: Input{
-				Role: ServerInit, Spec: etcdSpec, Version: "v1.31.4+k3s1",
+				Role: ServerInit, Spec: etcdSpec, Version: "v1.35.4+k3s1",
 				Token: testToken, AgentToken: testAgentToken,
 				TLSSANs:      []string{"cp.example.com", "cp-lb.example.com"},
 				Certificates: serverCerts(), Files: userFiles(), EtcdS3: testEtcdS3(),
@@ -253,7 +253,7 @@ func goldenCases() []goldenCase {
 			absent:     []string{"etcd-s3-access-key", "etcd-s3-secret-key", "cluster-reset", "cluster-reset-restore-path"},
 			wantRunCmd: []string{
 				"echo pre-1", "echo 'pre 2' > /tmp/pre",
-				"curl -sfL 'https://get.k3s.io' | INSTALL_K3S_SKIP_START=true INSTALL_K3S_VERSION='v1.31.4+k3s1' sh -s - server",
+				"curl -sfL 'https://get.k3s.io' | INSTALL_K3S_SKIP_START=true INSTALL_K3S_VERSION='v1.35.4+k3s1' sh -s - server",
 				"(set -a; [ ! -f /etc/default/k3s ] || . /etc/default/k3s; set +a; k3s server --cluster-reset --cluster-reset-restore-path='etcd-snapshot-cp-0-1700000000') && systemctl start k3s",
 				"echo post-1", serverSentinel,
 			},
@@ -263,7 +263,7 @@ func goldenCases() []goldenCase {
 			// Joining servers take snapshots too, and never restore.
 			name: "server-join-etcd-snapshots",
 			in: Input{
-				Role: ServerJoin, Spec: etcdSpec, Version: "v1.31.4+k3s1",
+				Role: ServerJoin, Spec: etcdSpec, Version: "v1.35.4+k3s1",
 				ServerURL: testServerURL, Token: testToken, AgentToken: testAgentToken,
 				TLSSANs:      []string{"cp.example.com", "cp-lb.example.com"},
 				Certificates: serverCerts(), Files: userFiles(), EtcdS3: testEtcdS3(),
@@ -276,7 +276,7 @@ func goldenCases() []goldenCase {
 		{
 			name: "server-init-datastore",
 			in: Input{
-				Role: ServerInit, Spec: dsSpec, Version: "v1.31.4+k3s1",
+				Role: ServerInit, Spec: dsSpec, Version: "v1.35.4+k3s1",
 				Token: testToken, AgentToken: testAgentToken,
 				TLSSANs:      []string{"cp.example.com", "cp-lb.example.com"},
 				Certificates: serverCerts(), Files: userFiles(), Datastore: testDatastore(),
@@ -290,7 +290,7 @@ func goldenCases() []goldenCase {
 			// Joining servers find the cluster in the datastore: no server URL.
 			name: "server-join-datastore",
 			in: Input{
-				Role: ServerJoin, Spec: dsSpec, Version: "v1.31.4+k3s1",
+				Role: ServerJoin, Spec: dsSpec, Version: "v1.35.4+k3s1",
 				Token: testToken, AgentToken: testAgentToken,
 				TLSSANs:      []string{"cp.example.com", "cp-lb.example.com"},
 				Certificates: serverCerts(), Files: userFiles(), Datastore: testDatastore(),
@@ -303,7 +303,7 @@ func goldenCases() []goldenCase {
 		{
 			name: "server-init",
 			in: Input{
-				Role: ServerInit, Spec: serverSpec(), Version: "v1.31.4+k3s1",
+				Role: ServerInit, Spec: serverSpec(), Version: "v1.35.4+k3s1",
 				Token: testToken, AgentToken: testAgentToken,
 				TLSSANs:      []string{"cp.example.com", "cp-lb.example.com"},
 				Certificates: serverCerts(), Files: userFiles(),
@@ -316,7 +316,7 @@ func goldenCases() []goldenCase {
 		{
 			name: "server-join",
 			in: Input{
-				Role: ServerJoin, Spec: serverSpec(), Version: "1.31.4+k3s1", // "v" is added
+				Role: ServerJoin, Spec: serverSpec(), Version: "1.35.4+k3s1", // "v" is added
 				ServerURL: testServerURL, Token: testToken, AgentToken: testAgentToken,
 				TLSSANs:      []string{"cp.example.com", "cp-lb.example.com"},
 				Certificates: serverCerts(), Files: userFiles(),
@@ -329,7 +329,7 @@ func goldenCases() []goldenCase {
 		{
 			name: "agent",
 			in: Input{
-				Role: Agent, Spec: agentSpec, Version: "v1.31.4+k3s1",
+				Role: Agent, Spec: agentSpec, Version: "v1.35.4+k3s1",
 				ServerURL: testServerURL, Token: "K10deadbeef::node:ag3nt",
 				TLSSANs: []string{"cp.example.com"},
 				Files:   []File{{Path: "/etc/motd", Content: "worker\n"}},
@@ -343,7 +343,7 @@ func goldenCases() []goldenCase {
 			absent: []string{"agent-token", "kube-apiserver-arg", "cluster-init", "tls-san", "https-listen-port", "disable-cloud-controller"},
 			wantRunCmd: []string{
 				"echo agent-pre",
-				"curl -sfL 'https://get.k3s.io' | INSTALL_K3S_VERSION='v1.31.4+k3s1' sh -s - agent",
+				"curl -sfL 'https://get.k3s.io' | INSTALL_K3S_VERSION='v1.35.4+k3s1' sh -s - agent",
 				"echo agent-post-1", "echo agent-post-2", agentSentinel,
 			},
 			wantPaths: []string{k3sConfigPath, "/etc/motd"},
@@ -351,7 +351,7 @@ func goldenCases() []goldenCase {
 		{
 			name: "air-gapped",
 			in: Input{
-				Role: Agent, Spec: airGapped, Version: "v1.30.0-rc1+k3s2",
+				Role: Agent, Spec: airGapped, Version: "v1.34.0-rc1+k3s2",
 				ServerURL: testServerURL, Token: "K10deadbeef::node:ag3nt",
 			},
 			wantConfig: map[string]any{
@@ -363,7 +363,7 @@ func goldenCases() []goldenCase {
 			absent: []string{"agent-token", "cluster-init"},
 			wantRunCmd: []string{
 				"echo agent-pre",
-				"INSTALL_K3S_SKIP_DOWNLOAD=true INSTALL_K3S_VERSION='v1.30.0-rc1+k3s2' sh '/opt/k3s/install it.sh' agent",
+				"INSTALL_K3S_SKIP_DOWNLOAD=true INSTALL_K3S_VERSION='v1.34.0-rc1+k3s2' sh '/opt/k3s/install it.sh' agent",
 				"echo agent-post-1", "echo agent-post-2", agentSentinel,
 			},
 			wantPaths: []string{k3sConfigPath},
@@ -371,7 +371,7 @@ func goldenCases() []goldenCase {
 		{
 			name: "registries",
 			in: Input{
-				Role: ServerInit, Spec: regSpec, Version: "v1.31.4+k3s1", Token: testToken,
+				Role: ServerInit, Spec: regSpec, Version: "v1.35.4+k3s1", Token: testToken,
 				InstallScriptURL: "https://mirror.example.com/k3s/install.sh?x='1'",
 				RegistryCredentials: map[string]RegistryCredentials{
 					"registry.example.com:5000": {Username: "bob", Password: "p@ss: 'word'", CACert: "-----BEGIN CERTIFICATE-----\nUkVH\n-----END CERTIFICATE-----\n"},
@@ -381,7 +381,7 @@ func goldenCases() []goldenCase {
 			wantConfig: map[string]any{"token": testToken, "cluster-init": true},
 			absent:     []string{"private-registry", "kubelet-arg", "disable-cloud-controller"},
 			wantRunCmd: []string{
-				`curl -sfL 'https://mirror.example.com/k3s/install.sh?x='\''1'\''' | INSTALL_K3S_VERSION='v1.31.4+k3s1' sh -s - server`,
+				`curl -sfL 'https://mirror.example.com/k3s/install.sh?x='\''1'\''' | INSTALL_K3S_VERSION='v1.35.4+k3s1' sh -s - server`,
 				serverSentinel,
 			},
 			wantPaths: []string{k3sConfigPath, registriesPath, "/etc/rancher/k3s/registries.d/registry.example.com_3a5000/ca.crt"},

@@ -47,7 +47,7 @@ func osSetupGoldenCase() goldenCase {
 	return goldenCase{
 		name: "os-setup",
 		in: Input{
-			Role: Agent, Spec: osSetupSpec(), Version: "v1.31.4+k3s1",
+			Role: Agent, Spec: osSetupSpec(), Version: "v1.35.4+k3s1",
 			ServerURL: testServerURL, Token: testAgentToken,
 			UserPasswords: map[string]string{"ops": testPasswordHash + "\n"},
 			// Owned by a user of spec.users (deferred in cloud-config), and by IDs
@@ -59,7 +59,7 @@ func osSetupGoldenCase() goldenCase {
 		},
 		wantConfig: map[string]any{"token": testAgentToken, "server": testServerURL, "kubelet-arg": anyList("cloud-provider=external")},
 		wantRunCmd: []string{"chown '1000:1000' '/var/lib/app/state' || exit 1", "echo pre",
-			"curl -sfL 'https://get.k3s.io' | INSTALL_K3S_VERSION='v1.31.4+k3s1' sh -s - agent", agentSentinel},
+			"curl -sfL 'https://get.k3s.io' | INSTALL_K3S_VERSION='v1.35.4+k3s1' sh -s - agent", agentSentinel},
 		wantPaths: []string{k3sConfigPath, "/home/ops/.bashrc", "/var/lib/app/state"},
 	}
 }

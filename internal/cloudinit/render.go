@@ -54,7 +54,7 @@ type RegistryCredentials struct {
 type Input struct {
 	Role Role
 	Spec bootstrapv1.KThreesConfigSpec
-	// Version is the k3s version, e.g. "v1.31.4+k3s1"; a missing leading "v" is added.
+	// Version is the k3s version, e.g. "v1.35.4+k3s1"; a missing leading "v" is added.
 	Version string
 	// ServerURL is "https://host:port"; required for ServerJoin and Agent, empty for
 	// ServerInit.

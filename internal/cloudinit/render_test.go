@@ -11,7 +11,7 @@ import (
 )
 
 func minimal(role Role) Input {
-	in := Input{Role: role, Version: "v1.31.4+k3s1", Token: testToken}
+	in := Input{Role: role, Version: "v1.35.4+k3s1", Token: testToken}
 	if role != ServerInit {
 		in.ServerURL = testServerURL
 	}
@@ -234,7 +234,7 @@ func TestGzipIsCarriedAsGzB64(t *testing.T) {
 func TestShellQuote(t *testing.T) {
 	for in, want := range map[string]string{
 		"":             `''`,
-		"v1.31.4+k3s1": `'v1.31.4+k3s1'`,
+		"v1.35.4+k3s1": `'v1.35.4+k3s1'`,
 		"it's":         `'it'\''s'`,
 		"$(id) `id`":   "'$(id) `id`'",
 		"''":           `''\'''\'''`,
@@ -262,10 +262,10 @@ func TestPathSegment(t *testing.T) {
 
 func TestNormalizeVersion(t *testing.T) {
 	for in, want := range map[string]string{
-		"v1.31.4+k3s1":     "v1.31.4+k3s1",
-		"1.31.4+k3s1":      "v1.31.4+k3s1",
+		"v1.35.4+k3s1":     "v1.35.4+k3s1",
+		"1.35.4+k3s1":      "v1.35.4+k3s1",
 		"1.31.4":           "v1.31.4",
-		"v1.30.0-rc1+k3s2": "v1.30.0-rc1+k3s2",
+		"v1.34.0-rc1+k3s2": "v1.34.0-rc1+k3s2",
 	} {
 		if got, err := normalizeVersion(in); err != nil || got != want {
 			t.Errorf("normalizeVersion(%q) = %q, %v; want %q", in, got, err, want)

@@ -21,7 +21,7 @@ func normalizeVersion(v string) (string, error) {
 		v = "v" + v
 	}
 	if !k3sVersion.MatchString(v) {
-		return "", fmt.Errorf("version %q is not a k3s version such as v1.31.4+k3s1", v)
+		return "", fmt.Errorf("version %q is not a k3s version such as v1.35.4+k3s1", v)
 	}
 	return v, nil
 }

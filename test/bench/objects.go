@@ -28,7 +28,7 @@ type shape struct {
 // Kubernetes versions of a run: the same minor for both providers; k3s's version
 // carries its own build suffix.
 const (
-	k3sVersion     = "v1.32.1+k3s1"
+	k3sVersion     = "v1.36.1+k3s1"
 	kubeadmVersion = "v1.32.1"
 )
 

@@ -19,8 +19,8 @@ import (
 )
 
 const (
-	oldVersion = "v1.31.4+k3s1"
-	newVersion = "v1.32.1+k3s1"
+	oldVersion = "v1.35.4+k3s1"
+	newVersion = "v1.36.1+k3s1"
 	// stepTimeout bounds each step of a cluster's timeline while the faults go on: a
 	// killed leader costs the lease (4 s) and a restart, an apiserver restart a few
 	// seconds more, and there is one every few seconds.

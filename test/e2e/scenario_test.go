@@ -25,8 +25,8 @@ import (
 )
 
 const (
-	oldVersion = "v1.31.4+k3s1"
-	newVersion = "v1.32.1+k3s1"
+	oldVersion = "v1.35.4+k3s1"
+	newVersion = "v1.36.1+k3s1"
 	// waitTimeout bounds each wait for a cluster to reach a state; a server or agent
 	// takes a few seconds here, a workload API 5–10 on a loaded machine; the margin is for a
 	// machine shared with other test packages.

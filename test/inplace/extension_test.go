@@ -41,8 +41,8 @@ import (
 )
 
 const (
-	oldVersion  = "v1.31.4+k3s1"
-	newVersion  = "v1.32.1+k3s1"
+	oldVersion  = "v1.35.4+k3s1"
+	newVersion  = "v1.36.1+k3s1"
 	waitTimeout = 3 * time.Minute
 )
 
@@ -254,8 +254,8 @@ func TestUpdateMachineThroughSUC(t *testing.T) {
 			t.Errorf("UpdateMachine of an unmarked Machine = %s %q, want Failure, not marked", resp.Status, resp.Message)
 		}
 		markForUpdate(t, server, newVersion)
-		ext.call(runtimehooksv1.UpdateMachine, inplace.UpdateMachineHandler, updateMachineRequest(t, server, "v1.32.9+k3s1"), resp)
-		if resp.Status != runtimehooksv1.ResponseStatusFailure || !strings.Contains(resp.Message, "asks for version v1.32.9+k3s1") {
+		ext.call(runtimehooksv1.UpdateMachine, inplace.UpdateMachineHandler, updateMachineRequest(t, server, "v1.36.9+k3s1"), resp)
+		if resp.Status != runtimehooksv1.ResponseStatusFailure || !strings.Contains(resp.Message, "asks for version v1.36.9+k3s1") {
 			t.Errorf("UpdateMachine for another version = %s %q, want Failure", resp.Status, resp.Message)
 		}
 		for _, m := range []*clusterv1.Machine{agent, server} {
@@ -303,7 +303,7 @@ func TestUpdateMachineThroughSUC(t *testing.T) {
 		}
 		eventually(t, "UpdateMachine to fail", func(context.Context) (bool, string, error) {
 			resp := &runtimehooksv1.UpdateMachineResponse{}
-			ext.call(runtimehooksv1.UpdateMachine, inplace.UpdateMachineHandler, updateMachineRequest(t, markForUpdate(t, agent, "v1.32.2+k3s1"), "v1.32.2+k3s1"), resp)
+			ext.call(runtimehooksv1.UpdateMachine, inplace.UpdateMachineHandler, updateMachineRequest(t, markForUpdate(t, agent, "v1.36.2+k3s1"), "v1.36.2+k3s1"), resp)
 			return resp.Status == runtimehooksv1.ResponseStatusFailure && strings.Contains(resp.Message, "image pull failed"),
 				fmt.Sprintf("%s %q", resp.Status, resp.Message), nil
 		})

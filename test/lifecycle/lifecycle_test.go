@@ -116,7 +116,7 @@ func (s *scenario) createControlPlane(replicas int32, edits ...func(*controlplan
 			Labels: map[string]string{clusterv1.ClusterNameLabel: clusterName}},
 		Spec: controlplanev1.KThreesControlPlaneSpec{
 			Replicas: ptr.To(replicas),
-			Version:  "v1.31.4+k3s1",
+			Version:  "v1.35.4+k3s1",
 			MachineTemplate: controlplanev1.KThreesControlPlaneMachineTemplate{
 				ObjectMeta: clusterv1.ObjectMeta{Labels: map[string]string{"team": "platform"}},
 				Spec: controlplanev1.KThreesControlPlaneMachineTemplateSpec{
@@ -209,7 +209,7 @@ func TestControlPlaneInitializesScalesAndReportsStatus(t *testing.T) {
 	if !ptr.Deref(kcp.Status.Initialization.ControlPlaneInitialized, false) {
 		t.Error("status.initialization.controlPlaneInitialized is not true with a Ready server")
 	}
-	if kcp.Status.Version != "v1.31.4+k3s1" || kcp.Status.Selector == "" {
+	if kcp.Status.Version != "v1.35.4+k3s1" || kcp.Status.Selector == "" {
 		t.Errorf("status version %q selector %q", kcp.Status.Version, kcp.Status.Selector)
 	}
 	for _, c := range []string{controlplanev1.AvailableCondition, controlplanev1.CertificatesAvailableCondition,

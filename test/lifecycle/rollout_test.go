@@ -33,7 +33,7 @@ func TestRollingUpgradeReplacesEveryServer(t *testing.T) {
 
 	kcp := s.getKCP()
 	patchFrom := client.MergeFrom(kcp.DeepCopy())
-	kcp.Spec.Version = "v1.32.0+k3s1"
+	kcp.Spec.Version = "v1.36.0+k3s1"
 	s.must("bumping the version", env.Client.Patch(ctx, kcp, patchFrom))
 
 	sawRollingOut := false
@@ -48,12 +48,12 @@ func TestRollingUpgradeReplacesEveryServer(t *testing.T) {
 			return false, nil
 		}
 		for _, m := range machines {
-			if original[m.Name] || m.Spec.Version != "v1.32.0+k3s1" || !m.DeletionTimestamp.IsZero() {
+			if original[m.Name] || m.Spec.Version != "v1.36.0+k3s1" || !m.DeletionTimestamp.IsZero() {
 				return false, nil
 			}
 		}
 		return ptr.Deref(kcp.Status.UpToDateReplicas, 0) == 3 && ptr.Deref(kcp.Status.ReadyReplicas, 0) == 3 &&
-			kcp.Status.Version == "v1.32.0+k3s1", nil
+			kcp.Status.Version == "v1.36.0+k3s1", nil
 	})
 	if err != nil {
 		t.Fatalf("rolling upgrade: %v; status %+v", err, s.getKCP().Status)

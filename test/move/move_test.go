@@ -35,7 +35,7 @@ import (
 )
 
 const (
-	version = "v1.31.4+k3s1"
+	version = "v1.35.4+k3s1"
 	// waitTimeout bounds each wait for the cluster to reach a state, with a margin for a
 	// machine shared with other test packages.
 	waitTimeout = 3 * time.Minute

@@ -53,14 +53,14 @@ func webhooksAnswer(ctx context.Context) error {
 	if err := env.Client.Create(ctx, probe, client.DryRunAll); err != nil {
 		return err
 	}
-	if probe.Spec.Template.Spec.Version != "v1.31.4+k3s1" {
+	if probe.Spec.Template.Spec.Version != "v1.35.4+k3s1" {
 		return errors.New("bootstrap defaulting webhook not called yet")
 	}
 	invalid := &controlplanev1.KThreesControlPlane{
 		ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, GenerateName: "probe-"},
 		Spec: controlplanev1.KThreesControlPlaneSpec{
 			Replicas: ptr.To[int32](2),
-			Version:  "v1.31.4+k3s1",
+			Version:  "v1.35.4+k3s1",
 			MachineTemplate: controlplanev1.KThreesControlPlaneMachineTemplate{
 				Spec: controlplanev1.KThreesControlPlaneMachineTemplateSpec{
 					InfrastructureRef: clusterv1.ContractVersionedObjectReference{

@@ -351,7 +351,7 @@ kind: KThreesConfig
 metadata:
   name: legacy-agent
 spec:
-  version: v1.31.4+k3s1
+  version: v1.35.4+k3s1
   preK3sCommands:
   - echo before
   agentConfig:
@@ -370,7 +370,7 @@ metadata:
   name: legacy-control-plane
 spec:
   replicas: 3
-  version: v1.31.4+k3s1
+  version: v1.35.4+k3s1
   infrastructureTemplate:
     apiVersion: infrastructure.sim.capk3s.io/v1beta2
     kind: SimMachineTemplate
@@ -418,7 +418,7 @@ func checkLegacyConfig(t *testing.T, ns string) {
 		t.Fatalf("reading the KThreesConfig at v1beta2: %v", err)
 	}
 	s := hub.Spec
-	if s.Version != "v1.31.4+k3s1" || !slices.Equal(s.PreK3sCommands, []string{"echo before"}) ||
+	if s.Version != "v1.35.4+k3s1" || !slices.Equal(s.PreK3sCommands, []string{"echo before"}) ||
 		!slices.Equal(s.AgentConfig.NodeLabels, []string{"tier=edge"}) || s.AgentConfig.NodeName != "{{ ds.meta_data.local_hostname }}" ||
 		len(s.Files) != 1 || s.Files[0].Path != "/etc/motd" || s.Files[0].Content != "hello" || s.Files[0].Permissions != "0644" {
 		t.Errorf("KThreesConfig at v1beta2: %+v", s)
@@ -460,7 +460,7 @@ func checkLegacyControlPlane(t *testing.T, ns string) {
 	if got := hub.Spec.MachineTemplate.Spec.Deletion.NodeDrainTimeoutSeconds; !ptr.Equal(got, ptr.To[int32](90)) {
 		t.Errorf("spec.machineTemplate.spec.deletion.nodeDrainTimeoutSeconds = %v, want 90", ptr.Deref(got, -1))
 	}
-	if !ptr.Equal(hub.Spec.Replicas, ptr.To[int32](3)) || hub.Spec.Version != "v1.31.4+k3s1" ||
+	if !ptr.Equal(hub.Spec.Replicas, ptr.To[int32](3)) || hub.Spec.Version != "v1.35.4+k3s1" ||
 		!slices.Equal(hub.Spec.KThreesConfigSpec.ServerConfig.DisableComponents, []string{"traefik"}) ||
 		hub.Spec.KThreesConfigSpec.AgentConfig.NodeName != "{{ ds.meta_data.local_hostname }}" {
 		t.Errorf("KThreesControlPlane at v1beta2: %+v", hub.Spec)

@@ -54,7 +54,7 @@ func generate(t *testing.T, repo repository, release, file, namespace string, co
 		URLSource:                &clusterctl.URLSourceOptions{URL: filepath.Join(release, file)},
 		TargetNamespace:          namespace,
 		ClusterName:              "demo",
-		KubernetesVersion:        "v1.31.4+k3s1",
+		KubernetesVersion:        "v1.35.4+k3s1",
 		ControlPlaneMachineCount: ptr.To(controlPlanes),
 		WorkerMachineCount:       ptr.To[int64](2),
 	})
@@ -127,8 +127,8 @@ func checkDefaultedControlPlane(t *testing.T, ns string) {
 		t.Fatalf("reading the control plane: %v", err)
 	}
 	s := cp.Spec
-	if ptr.Deref(s.Replicas, 0) != 3 || s.Version != "v1.31.4+k3s1" {
-		t.Errorf("replicas %v, version %q: want 3, v1.31.4+k3s1", s.Replicas, s.Version)
+	if ptr.Deref(s.Replicas, 0) != 3 || s.Version != "v1.35.4+k3s1" {
+		t.Errorf("replicas %v, version %q: want 3, v1.35.4+k3s1", s.Replicas, s.Version)
 	}
 	if s.KThreesConfigSpec.ServerConfig.ClusterCidr != "10.42.0.0/16" || s.KThreesConfigSpec.ServerConfig.ServiceCidr != "10.43.0.0/16" {
 		t.Errorf("k3s networks %q, %q: want the templates' defaults", s.KThreesConfigSpec.ServerConfig.ClusterCidr, s.KThreesConfigSpec.ServerConfig.ServiceCidr)

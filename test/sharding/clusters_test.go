@@ -18,7 +18,7 @@ import (
 	"github.com/capk3s/capk3s/test/stack"
 )
 
-const k3sVersion = "v1.31.4+k3s1"
+const k3sVersion = "v1.35.4+k3s1"
 
 // newCluster is a cluster of one server and one agent, labelled for the shard
 // watchFilter ("" is no label) the way a CAPI user labels one: every object they

@@ -22,7 +22,7 @@ import (
 )
 
 const (
-	testVersion  = "v1.31.4+k3s1"
+	testVersion  = "v1.35.4+k3s1"
 	testEndpoint = "https://cp.example.com:6443"
 )
 
@@ -111,13 +111,13 @@ func minimal(files, cmds string) string {
 		"    token: s3cr3t\n" +
 		files +
 		"runcmd:\n" +
-		"- curl -sfL 'https://get.k3s.io' | INSTALL_K3S_VERSION='v1.31.4+k3s1' sh -s - agent\n" +
+		"- curl -sfL 'https://get.k3s.io' | INSTALL_K3S_VERSION='v1.35.4+k3s1' sh -s - agent\n" +
 		cmds
 }
 
 func TestParseCloudConfigErrors(t *testing.T) {
 	t.Parallel()
-	installServer := "- curl -sfL 'https://get.k3s.io' | INSTALL_K3S_VERSION='v1.31.4+k3s1' sh -s - server\n"
+	installServer := "- curl -sfL 'https://get.k3s.io' | INSTALL_K3S_VERSION='v1.35.4+k3s1' sh -s - server\n"
 	tests := []struct {
 		name    string
 		data    string
@@ -211,7 +211,7 @@ func TestParseCloudConfigErrors(t *testing.T) {
 		},
 		{
 			name:    "install command ending in neither server nor agent",
-			data:    minimal("", "- INSTALL_K3S_VERSION='v1.31.4+k3s1' sh /opt/install.sh --debug\n"),
+			data:    minimal("", "- INSTALL_K3S_VERSION='v1.35.4+k3s1' sh /opt/install.sh --debug\n"),
 			wantErr: `ends in "--debug"`,
 		},
 		{
@@ -328,7 +328,7 @@ func TestParseCloudConfigReadsHandWrittenData(t *testing.T) {
 		}
 	}
 	wantCmds := []string{
-		"curl -sfL 'https://get.k3s.io' | INSTALL_K3S_VERSION='v1.31.4+k3s1' sh -s - agent",
+		"curl -sfL 'https://get.k3s.io' | INSTALL_K3S_VERSION='v1.35.4+k3s1' sh -s - agent",
 		"echo post",
 	}
 	if !slices.Equal(b.commands, wantCmds) {
@@ -351,7 +351,7 @@ func TestParseCloudConfigReadsHandWrittenData(t *testing.T) {
 func TestParseCloudConfigEmptyK3sConfig(t *testing.T) {
 	t.Parallel()
 	data := "#cloud-config\nwrite_files:\n- path: /etc/rancher/k3s/config.yaml\n  content: ''\n" +
-		"runcmd:\n- INSTALL_K3S_VERSION=v1.31.4+k3s1 sh /opt/install.sh server\n"
+		"runcmd:\n- INSTALL_K3S_VERSION=v1.35.4+k3s1 sh /opt/install.sh server\n"
 	b, err := parseCloudConfig([]byte(data))
 	if err != nil {
 		t.Fatalf("parseCloudConfig: %v", err)
@@ -473,7 +473,7 @@ func TestParseCloudConfigReadsRenderedData(t *testing.T) {
 		{
 			name: "server-join, version without v",
 			in: cloudinit.Input{
-				Role: cloudinit.ServerJoin, Spec: spec, Version: "1.31.4+k3s1", ServerURL: testEndpoint, Token: serverTok,
+				Role: cloudinit.ServerJoin, Spec: spec, Version: "1.35.4+k3s1", ServerURL: testEndpoint, Token: serverTok,
 				AgentToken: agentTok, TLSSANs: []string{"cp.example.com"}, Certificates: ca.files, Files: files,
 			},
 			wantInstall: installCommand{role: roleServer, version: testVersion},
@@ -500,9 +500,9 @@ func TestParseCloudConfigReadsRenderedData(t *testing.T) {
 		{
 			name: "air-gapped agent",
 			in: cloudinit.Input{
-				Role: cloudinit.Agent, Spec: airGapped, Version: "v1.30.0-rc1+k3s2", ServerURL: testEndpoint, Token: agentTok,
+				Role: cloudinit.Agent, Spec: airGapped, Version: "v1.34.0-rc1+k3s2", ServerURL: testEndpoint, Token: agentTok,
 			},
-			wantInstall: installCommand{role: roleAgent, version: "v1.30.0-rc1+k3s2"},
+			wantInstall: installCommand{role: roleAgent, version: "v1.34.0-rc1+k3s2"},
 			wantOptions: map[string]any{
 				"server": testEndpoint, "token": agentTok, "node-name": "node-x",
 				"node-label": []any{"tier=x"}, "node-taint": []any{"dedicated=x:NoSchedule"},
@@ -625,7 +625,7 @@ func TestParseCloudConfigReadsGoldenFiles(t *testing.T) {
 		},
 		{
 			file:        "air-gapped.yaml",
-			wantInstall: installCommand{role: roleAgent, version: "v1.30.0-rc1+k3s2"},
+			wantInstall: installCommand{role: roleAgent, version: "v1.34.0-rc1+k3s2"},
 			wantOptions: map[string]any{"server": testEndpoint, "token": "K10deadbeef::node:ag3nt"},
 			wantFiles:   []string{k3sConfigPath},
 		},

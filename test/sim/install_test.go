@@ -16,14 +16,14 @@ func TestParseInstallCommand(t *testing.T) {
 	}{
 		{
 			name:   "online server, as the renderer writes it",
-			cmd:    `curl -sfL 'https://get.k3s.io' | INSTALL_K3S_VERSION='v1.31.4+k3s1' sh -s - server`,
-			want:   installCommand{role: roleServer, version: "v1.31.4+k3s1"},
+			cmd:    `curl -sfL 'https://get.k3s.io' | INSTALL_K3S_VERSION='v1.35.4+k3s1' sh -s - server`,
+			want:   installCommand{role: roleServer, version: "v1.35.4+k3s1"},
 			wantOK: true,
 		},
 		{
 			name:   "online agent, as the renderer writes it",
-			cmd:    `curl -sfL 'https://get.k3s.io' | INSTALL_K3S_VERSION='v1.31.4+k3s1' sh -s - agent`,
-			want:   installCommand{role: roleAgent, version: "v1.31.4+k3s1"},
+			cmd:    `curl -sfL 'https://get.k3s.io' | INSTALL_K3S_VERSION='v1.35.4+k3s1' sh -s - agent`,
+			want:   installCommand{role: roleAgent, version: "v1.35.4+k3s1"},
 			wantOK: true,
 		},
 		{
@@ -40,14 +40,14 @@ func TestParseInstallCommand(t *testing.T) {
 		},
 		{
 			name:   "air-gapped server, default script path",
-			cmd:    `INSTALL_K3S_SKIP_DOWNLOAD=true INSTALL_K3S_VERSION='v1.31.4+k3s1' sh '/opt/install.sh' server`,
-			want:   installCommand{role: roleServer, version: "v1.31.4+k3s1"},
+			cmd:    `INSTALL_K3S_SKIP_DOWNLOAD=true INSTALL_K3S_VERSION='v1.35.4+k3s1' sh '/opt/install.sh' server`,
+			want:   installCommand{role: roleServer, version: "v1.35.4+k3s1"},
 			wantOK: true,
 		},
 		{
 			name:   "double-quoted version",
-			cmd:    `curl -sfL https://get.k3s.io | INSTALL_K3S_VERSION="v1.31.4+k3s1" sh -s - agent`,
-			want:   installCommand{role: roleAgent, version: "v1.31.4+k3s1"},
+			cmd:    `curl -sfL https://get.k3s.io | INSTALL_K3S_VERSION="v1.35.4+k3s1" sh -s - agent`,
+			want:   installCommand{role: roleAgent, version: "v1.35.4+k3s1"},
 			wantOK: true,
 		},
 		{
@@ -58,20 +58,20 @@ func TestParseInstallCommand(t *testing.T) {
 		},
 		{
 			name:   "version quoted in pieces",
-			cmd:    `curl -sfL https://get.k3s.io | INSTALL_K3S_VERSION=v1.31'.4'"+k3s1" sh -s - server`,
-			want:   installCommand{role: roleServer, version: "v1.31.4+k3s1"},
+			cmd:    `curl -sfL https://get.k3s.io | INSTALL_K3S_VERSION=v1.35'.4'"+k3s1" sh -s - server`,
+			want:   installCommand{role: roleServer, version: "v1.35.4+k3s1"},
 			wantOK: true,
 		},
 		{
 			name:   "role quoted",
-			cmd:    `curl -sfL https://get.k3s.io | INSTALL_K3S_VERSION='v1.31.4+k3s1' sh -s - 'agent'`,
-			want:   installCommand{role: roleAgent, version: "v1.31.4+k3s1"},
+			cmd:    `curl -sfL https://get.k3s.io | INSTALL_K3S_VERSION='v1.35.4+k3s1' sh -s - 'agent'`,
+			want:   installCommand{role: roleAgent, version: "v1.35.4+k3s1"},
 			wantOK: true,
 		},
 		{
 			name:   "install after other commands on the same line",
-			cmd:    `mkdir -p /tmp/x && curl -sfL https://get.k3s.io | INSTALL_K3S_VERSION='v1.31.4+k3s1' sh -s - server`,
-			want:   installCommand{role: roleServer, version: "v1.31.4+k3s1"},
+			cmd:    `mkdir -p /tmp/x && curl -sfL https://get.k3s.io | INSTALL_K3S_VERSION='v1.35.4+k3s1' sh -s - server`,
+			want:   installCommand{role: roleServer, version: "v1.35.4+k3s1"},
 			wantOK: true,
 		},
 		{name: "echo", cmd: `echo hi`},
@@ -90,11 +90,11 @@ func TestParseInstallCommand(t *testing.T) {
 		},
 		{
 			name: "INSTALL_K3S_VERSION on another program than sh",
-			cmd:  `INSTALL_K3S_VERSION='v1.31.4+k3s1' bash /opt/install.sh server`,
+			cmd:  `INSTALL_K3S_VERSION='v1.35.4+k3s1' bash /opt/install.sh server`,
 		},
 		{
 			name: "INSTALL_K3S_VERSION only mentioned in an argument",
-			cmd:  `echo INSTALL_K3S_VERSION=v1.31.4+k3s1 server`,
+			cmd:  `echo INSTALL_K3S_VERSION=v1.35.4+k3s1 server`,
 		},
 		{
 			name: "not shell for this parser, not an install",
@@ -102,27 +102,27 @@ func TestParseInstallCommand(t *testing.T) {
 		},
 		{
 			name:    "install ending in something else than server or agent",
-			cmd:     `curl -sfL 'https://get.k3s.io' | INSTALL_K3S_VERSION='v1.31.4+k3s1' sh -s - server --cluster-init`,
+			cmd:     `curl -sfL 'https://get.k3s.io' | INSTALL_K3S_VERSION='v1.35.4+k3s1' sh -s - server --cluster-init`,
 			wantErr: `ends in "--cluster-init", not server or agent`,
 		},
 		{
 			name:    "air-gapped install with no subcommand",
-			cmd:     `INSTALL_K3S_SKIP_DOWNLOAD=true INSTALL_K3S_VERSION='v1.31.4+k3s1' sh /opt/install.sh`,
+			cmd:     `INSTALL_K3S_SKIP_DOWNLOAD=true INSTALL_K3S_VERSION='v1.35.4+k3s1' sh /opt/install.sh`,
 			wantErr: `ends in "/opt/install.sh"`,
 		},
 		{
 			name:    "install with a misspelt role",
-			cmd:     `curl -sfL https://get.k3s.io | INSTALL_K3S_VERSION='v1.31.4+k3s1' sh -s - Server`,
+			cmd:     `curl -sfL https://get.k3s.io | INSTALL_K3S_VERSION='v1.35.4+k3s1' sh -s - Server`,
 			wantErr: `ends in "Server"`,
 		},
 		{
 			name:    "unparseable shell mentioning INSTALL_K3S_VERSION",
-			cmd:     `curl -sfL https://get.k3s.io | INSTALL_K3S_VERSION='v1.31.4+k3s1 sh -s - server`,
+			cmd:     `curl -sfL https://get.k3s.io | INSTALL_K3S_VERSION='v1.35.4+k3s1 sh -s - server`,
 			wantErr: "does not parse as shell",
 		},
 		{
 			name:    "unbalanced parenthesis around an install",
-			cmd:     `(curl -sfL https://get.k3s.io | INSTALL_K3S_VERSION='v1.31.4+k3s1' sh -s - server`,
+			cmd:     `(curl -sfL https://get.k3s.io | INSTALL_K3S_VERSION='v1.35.4+k3s1' sh -s - server`,
 			wantErr: "does not parse as shell",
 		},
 	}

@@ -89,7 +89,7 @@ func TestCheckOSSetupCloudConfig(t *testing.T) {
 		{"user without name", "users:\n- gecos: nobody\n", "user 0 has no name"},
 		{"user twice", "users:\n- name: a\n- a\n", "user a is created twice"},
 		{"clear-text password", "users:\n- name: a\n  passwd: hunter2\n", "user a: the password is not a crypt(3) hash"},
-		{"boot command installs k3s", "bootcmd:\n- curl -sfL 'https://get.k3s.io' | INSTALL_K3S_VERSION='v1.31.4+k3s1' sh -s - agent\n", "boot command 0 installs k3s"},
+		{"boot command installs k3s", "bootcmd:\n- curl -sfL 'https://get.k3s.io' | INSTALL_K3S_VERSION='v1.35.4+k3s1' sh -s - agent\n", "boot command 0 installs k3s"},
 		{"boot command not a string", "bootcmd:\n- [echo, x]\n", "bootcmd[0] is []interface {}"},
 		{"ntp server with a space", "ntp:\n  servers: [\"a b\"]\n", `ntp server 0 "a b"`},
 		{"mount of an unknown label", "mounts:\n- [LABEL=gone, /data]\n", `names file system label "gone"`},

@@ -21,7 +21,7 @@ type ClusterOptions struct {
 	Servers int32
 	// Agents is the MachineDeployment's replicas; with 0 there is no MachineDeployment.
 	Agents int32
-	// Version is the k3s version, e.g. v1.31.4+k3s1.
+	// Version is the k3s version, e.g. v1.35.4+k3s1.
 	Version string
 	// Format is the bootstrap data's format for servers and agents ("" is cloud-config).
 	Format bootstrapv1.Format

@@ -36,7 +36,7 @@ type KThreesConfigSpec struct {
 	// +optional
 	ServerConfig KThreesServerConfig `json:"serverConfig,omitempty,omitzero"`
 
-	// version is the k3s version to install, e.g. "v1.31.4+k3s1". When empty, the
+	// version is the k3s version to install, e.g. "v1.36.3+k3s1". When empty, the
 	// version of the owning Machine is used.
 	// +optional
 	// +kubebuilder:validation:MaxLength=256

@@ -22,7 +22,7 @@ type KThreesControlPlaneSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	Replicas *int32 `json:"replicas,omitempty"`
 
-	// version is the k3s version of the servers, e.g. "v1.31.4+k3s1".
+	// version is the k3s version of the servers, e.g. "v1.36.3+k3s1".
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
