@@ -17,14 +17,15 @@ import (
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 	simv1 "github.com/capk3s/capk3s/test/sim/api/v1beta2"
+	"github.com/capk3s/capk3s/test/stack"
 )
 
 // TestClusterDeletion: deleting the Cluster removes every object of it, the garbage
 // collector included, and stops its workload API.
 func TestClusterDeletion(t *testing.T) {
-	s := newScenario(t, 3, 2)
+	s := newScenarioWith(t, stack.ClusterOptions{Servers: 3, Agents: 2, Version: oldestVersion})
 	s.create()
-	s.waitServers(3, oldVersion)
+	s.waitServers(3, s.version)
 	s.waitAgents(2)
 	s.clusterAvailable()
 	endpoint := fmt.Sprintf("127.0.0.1:%d", s.endpointPort())

@@ -41,7 +41,7 @@ func osSetup(spec *bootstrapv1.KThreesConfigSpec) {
 // simulator's checks and form the cluster; each data Secret carries the setup in
 // its format.
 func TestOSSetup(t *testing.T) {
-	s := newScenarioWith(t, stack.ClusterOptions{Servers: 1, Agents: 1})
+	s := newScenarioWith(t, stack.ClusterOptions{Servers: 1, Agents: 1, Version: oldestVersion})
 	osSetup(&s.objs.ControlPlane.Spec.KThreesConfigSpec)
 	s.objs.ControlPlane.Spec.KThreesConfigSpec.Users[0].Sudo = "ALL=(ALL) NOPASSWD:ALL" // cloud-config only
 	agents := &s.objs.AgentConfigTemplate.Spec.Template.Spec
@@ -52,7 +52,7 @@ func TestOSSetup(t *testing.T) {
 		StringData: map[string]string{"hash": e2ePasswordHash + "\n"},
 	}))
 	s.create()
-	s.waitServers(1, oldVersion)
+	s.waitServers(1, s.version)
 	s.waitAgents(1)
 
 	configs := &bootstrapv1.KThreesConfigList{}

@@ -17,6 +17,7 @@ import (
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 	simv1 "github.com/capk3s/capk3s/test/sim/api/v1beta2"
+	"github.com/capk3s/capk3s/test/stack"
 )
 
 const (
@@ -42,10 +43,10 @@ const (
 // comes back when the Nodes do.
 func TestRemediationMachineHealthCheck(t *testing.T) {
 	start := time.Now()
-	s := newScenario(t, 3, 0)
+	s := newScenarioWith(t, stack.ClusterOptions{Servers: 3, Version: oldestVersion})
 	s.create()
 	s.must("creating the MachineHealthCheck", env.Client.Create(s.ctx, s.serverHealthCheck()))
-	s.waitServers(3, oldVersion)
+	s.waitServers(3, s.version)
 	s.clusterAvailable()
 	s.waitHealthCheck(3)
 	value := string(s.tokenSecret().Data["value"])
@@ -66,7 +67,7 @@ func TestRemediationMachineHealthCheck(t *testing.T) {
 		}
 		return !names.Has(victim) && names.Len() == 3, fmt.Sprintf("servers %v", sets.List(names)), nil
 	})
-	s.waitServers(3, oldVersion)
+	s.waitServers(3, s.version)
 	t.Logf("server %s replaced %s after its k3s stopped", victim, time.Since(stoppedAt).Round(time.Second))
 	after := s.serverNames()
 	added := after.Difference(before)
@@ -101,7 +102,7 @@ func TestRemediationMachineHealthCheck(t *testing.T) {
 	for _, name := range pair {
 		s.setNodeReady(name, simv1.NodeReadyTrue)
 	}
-	s.waitServers(3, oldVersion)
+	s.waitServers(3, s.version)
 	s.clusterAvailable()
 	s.waitHealthCheck(3)
 	s.waitRemediating(notRemediatingReason)

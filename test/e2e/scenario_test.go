@@ -24,9 +24,13 @@ import (
 	"github.com/capk3s/capk3s/test/stack"
 )
 
+// The releases the scenarios run: most start on oldVersion and upgrade to newVersion (the
+// newest supported minor); the scenarios that remove etcd members and set up the OS run
+// on oldestVersion, so that the oldest and the newest supported minors are both covered.
 const (
-	oldVersion = "v1.35.4+k3s1"
-	newVersion = "v1.36.1+k3s1"
+	oldestVersion = "v1.34.9+k3s1"
+	oldVersion    = "v1.35.4+k3s1"
+	newVersion    = "v1.36.1+k3s1"
 	// waitTimeout bounds each wait for a cluster to reach a state; a server or agent
 	// takes a few seconds here, a workload API 5–10 on a loaded machine; the margin is for a
 	// machine shared with other test packages.
@@ -47,6 +51,8 @@ type scenario struct {
 	deleting bool
 	// datastore is set for a cluster on an external datastore: it has no etcd members.
 	datastore bool
+	// version is the k3s release the cluster is created with.
+	version string
 }
 
 // newScenario starts the stack if needed and builds (but does not create) a cluster.
@@ -55,17 +61,20 @@ func newScenario(t *testing.T, servers, agents int32) *scenario {
 	return newScenarioWith(t, stack.ClusterOptions{Servers: servers, Agents: agents})
 }
 
-// newScenarioWith is newScenario for a cluster with more options; namespace, name and
-// version are the scenario's.
+// newScenarioWith is newScenario for a cluster with more options; namespace and name
+// are the scenario's, and the version is oldVersion unless the options name one.
 func newScenarioWith(t *testing.T, o stack.ClusterOptions) *scenario {
 	t.Helper()
 	startStack(t)
 	ns := env.NewNamespace(t)
 	s := &scenario{
 		t: t, ctx: context.Background(), ns: ns, key: types.NamespacedName{Namespace: ns, Name: "k3s"},
-		datastore: o.Datastore != nil,
+		datastore: o.Datastore != nil, version: o.Version,
 	}
-	o.Namespace, o.Name, o.Version = ns, s.key.Name, oldVersion
+	if s.version == "" {
+		s.version = oldVersion
+	}
+	o.Namespace, o.Name, o.Version = ns, s.key.Name, s.version
 	s.objs = stack.NewCluster(o)
 	s.token = watchToken(t, ns, s.key.Name)
 	t.Cleanup(func() {
