@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/capk3s/capk3s/internal/bootstrap"
+	"github.com/capk3s/capk3s/internal/crdmigration"
 	"github.com/capk3s/capk3s/internal/manager"
 	"github.com/capk3s/capk3s/internal/scheme"
 	bootstrapwebhooks "github.com/capk3s/capk3s/internal/webhooks/bootstrap"
@@ -59,6 +60,9 @@ func setupReconcilers(opts manager.Options, installScriptURL string) manager.Set
 		}
 		if err := bootstrapwebhooks.SetupWebhooks(mgr); err != nil {
 			return fmt.Errorf("setting up the KThreesConfig webhooks: %w", err)
+		}
+		if err := crdmigration.Setup(ctx, mgr, bootstrap.MigratedKinds, opts.SkipCRDMigrationPhases); err != nil {
+			return err
 		}
 		return nil
 	}

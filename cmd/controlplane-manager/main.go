@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/capk3s/capk3s/internal/controlplane"
+	"github.com/capk3s/capk3s/internal/crdmigration"
 	"github.com/capk3s/capk3s/internal/inplace"
 	"github.com/capk3s/capk3s/internal/manager"
 	"github.com/capk3s/capk3s/internal/scheme"
@@ -76,6 +77,9 @@ func setupReconcilers(opts manager.Options, extension inplace.Flags) manager.Set
 		}
 		if err := controlplanewebhooks.SetupWebhooks(mgr); err != nil {
 			return fmt.Errorf("setting up the KThreesControlPlane webhooks: %w", err)
+		}
+		if err := crdmigration.Setup(ctx, mgr, controlplane.MigratedKinds, opts.SkipCRDMigrationPhases); err != nil {
+			return err
 		}
 		return setupInPlaceExtension(ctx, mgr, opts, extension, clusterCache)
 	}

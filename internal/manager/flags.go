@@ -61,6 +61,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.MinPassInterval, "min-pass-interval", 0,
 		"Minimum time between the starts of two reconciles of the same object (e.g. 1s): a request that comes sooner waits, and the events that arrive meanwhile share one reconcile. 0 (the default) turns this off.")
 
+	fs.StringSliceVar(&o.SkipCRDMigrationPhases, "skip-crd-migration-phases", nil,
+		"CRD migration phases not to run (StorageVersionMigration, CleanupManagedFields), as with CAPI's managers. By default both run, so that objects stored at an older API version are rewritten at the current one.")
+
 	if o.FeatureGates == nil {
 		// No gates are registered here: each feature that needs one adds it
 		// to this gate before AddFlags runs.

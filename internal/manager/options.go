@@ -66,6 +66,10 @@ type Options struct {
 	// (internal/pacing). 0 is off. The mains hand it to the reconcilers they set up.
 	MinPassInterval time.Duration
 
+	// SkipCRDMigrationPhases are phases of the CRD migration (internal/crdmigration)
+	// this manager does not run: StorageVersionMigration, CleanupManagedFields.
+	SkipCRDMigrationPhases []string
+
 	// FeatureGates backs --feature-gates. Features register their gates on it
 	// before AddFlags is called, because registering closes it for additions.
 	FeatureGates featuregate.MutableFeatureGate

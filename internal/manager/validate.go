@@ -3,11 +3,13 @@ package manager
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	logsv1 "k8s.io/component-base/logs/api/v1"
+	"sigs.k8s.io/cluster-api/controllers/crdmigrator"
 	"sigs.k8s.io/cluster-api/util/flags"
 )
 
@@ -15,6 +17,9 @@ import (
 // renew deadline must exceed the retry period scaled by it, or client-go
 // refuses to start the elector.
 const leaderElectionJitter = 1.2
+
+// crdMigrationPhases are the phases of CAPI's CRD migrator that can be skipped.
+var crdMigrationPhases = []string{string(crdmigrator.StorageVersionMigrationPhase), string(crdmigrator.CleanupManagedFieldsPhase)}
 
 // Validate reports every invalid option at once, each error naming its flag,
 // so a misconfigured Deployment fails fast with one readable message instead
@@ -65,6 +70,12 @@ func (o *Options) Validate() error {
 	}
 	if o.MinPassInterval < 0 {
 		add("--min-pass-interval must not be negative (0 turns pacing off), got %s", o.MinPassInterval)
+	}
+
+	for _, phase := range o.SkipCRDMigrationPhases {
+		if !slices.Contains(crdMigrationPhases, phase) {
+			add("--skip-crd-migration-phases: %q is not a phase (%s)", phase, strings.Join(crdMigrationPhases, ", "))
+		}
 	}
 
 	if _, _, err := flags.GetManagerOptions(o.Diagnostics); err != nil {

@@ -23,6 +23,8 @@ func TestValidate(t *testing.T) {
 		{name: "zero sync period", args: []string{"--sync-period=0s"}, wantErr: "--sync-period must be positive, got 0s"},
 		{name: "pacing on", args: []string{"--min-pass-interval=1s"}},
 		{name: "pacing off", args: []string{"--min-pass-interval=0s"}},
+		{name: "skip a CRD migration phase", args: []string{"--skip-crd-migration-phases=CleanupManagedFields,StorageVersionMigration"}},
+		{name: "unknown CRD migration phase", args: []string{"--skip-crd-migration-phases=All"}, wantErr: `--skip-crd-migration-phases: "All" is not a phase (StorageVersionMigration, CleanupManagedFields)`},
 		{name: "negative min pass interval", args: []string{"--min-pass-interval=-1s"}, wantErr: "--min-pass-interval must not be negative (0 turns pacing off), got -1s"},
 		{name: "lease not above renew", args: []string{"--leader-elect-lease-duration=10s"}, wantErr: "--leader-elect-lease-duration (10s) must be greater than --leader-elect-renew-deadline (10s)"},
 		{name: "renew too close to retry", args: []string{"--leader-elect-retry-period=9s"}, wantErr: "--leader-elect-renew-deadline (10s) must be greater than 1.2 times --leader-elect-retry-period (9s)"},

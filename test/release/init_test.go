@@ -40,13 +40,18 @@ var providers = []installed{
 			{verb: "create", resource: "secrets", namespace: "any"},
 			{verb: "create", resource: "configmaps", namespace: "any"},
 			{verb: "watch", group: "cluster.x-k8s.io", resource: "machines"},
+			// The CRD migrator: it watches CRDs and rewrites its own kinds' storedVersions.
+			{verb: "list", group: "apiextensions.k8s.io", resource: "customresourcedefinitions"},
+			{verb: "patch", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", subresource: "status", name: "kthreesconfigs.bootstrap.cluster.x-k8s.io"},
+			{verb: "patch", group: "bootstrap.cluster.x-k8s.io", resource: "kthreesconfigtemplates", namespace: "any"},
 		},
 		denied: []access{
 			{verb: "delete", resource: "secrets", namespace: "any"},
 			{verb: "create", group: "cluster.x-k8s.io", resource: "machines", namespace: "any"},
 			{verb: "create", group: "bootstrap.cluster.x-k8s.io", resource: "kthreesconfigs", namespace: "any"},
-			// Only the control plane's conversion reads CRDs.
-			{verb: "list", group: "apiextensions.k8s.io", resource: "customresourcedefinitions"},
+			// The migrator changes its own CRDs only.
+			{verb: "patch", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", subresource: "status", name: "kthreescontrolplanes.controlplane.cluster.x-k8s.io"},
+			{verb: "patch", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", name: "kthreesconfigs.bootstrap.cluster.x-k8s.io"},
 		},
 	},
 	{
@@ -64,18 +69,22 @@ var providers = []installed{
 			{verb: "get", group: "apiextensions.k8s.io", resource: "customresourcedefinitions"},
 			{verb: "list", group: "apiextensions.k8s.io", resource: "customresourcedefinitions"},
 			{verb: "watch", group: "apiextensions.k8s.io", resource: "customresourcedefinitions"},
+			{verb: "patch", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", subresource: "status", name: "kthreescontrolplanes.controlplane.cluster.x-k8s.io"},
 		},
 		denied: []access{
 			{verb: "delete", resource: "secrets", namespace: "any"},
 			{verb: "delete", group: "cluster.x-k8s.io", resource: "clusters", namespace: "any"},
 			{verb: "create", resource: "configmaps", namespace: "any"},
+			{verb: "patch", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", subresource: "status", name: "kthreesconfigs.bootstrap.cluster.x-k8s.io"},
 		},
 	},
 }
 
 // Every provider may hold its leader election Lease in its own namespace only, may
-// check who calls its diagnostics endpoint, and may not change CRDs. Only the control
-// plane reads them (conversion looks up a template kind's apiVersion in its CRD).
+// check who calls its diagnostics endpoint, and may not change CRDs other than its own
+// CRDs' storedVersions (the CRD migrator, internal/crdmigration). Both read CRDs: the
+// migrator watches them, and the control plane's conversion looks up a template
+// kind's apiVersion in its CRD.
 var common = struct{ allowed, denied []access }{
 	allowed: []access{
 		{verb: "create", group: "coordination.k8s.io", resource: "leases", namespace: "own"},

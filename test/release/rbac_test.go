@@ -13,13 +13,15 @@ import (
 // access is one request a manager's ServiceAccount makes (or must not be able to).
 type access struct {
 	verb, group, resource, subresource string
+	// name is the object's name, for rules limited to named objects.
+	name string
 	// namespace: "" for cluster-wide, "own" for the provider's namespace, "any" for
 	// some other namespace (a user's).
 	namespace string
 }
 
 func (a access) String() string {
-	return fmt.Sprintf("%s %s/%s/%s in %q", a.verb, a.group, a.resource, a.subresource, a.namespace)
+	return fmt.Sprintf("%s %s/%s/%s %q in %q", a.verb, a.group, a.resource, a.subresource, a.name, a.namespace)
 }
 
 func serviceAccount(p installed) string {
@@ -50,7 +52,7 @@ func authorized(t *testing.T, p installed, a access) bool {
 		User:   serviceAccount(p),
 		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + p.namespace, "system:authenticated"},
 		ResourceAttributes: &authorizationv1.ResourceAttributes{
-			Verb: a.verb, Group: a.group, Resource: a.resource, Subresource: a.subresource, Namespace: ns,
+			Verb: a.verb, Group: a.group, Resource: a.resource, Subresource: a.subresource, Namespace: ns, Name: a.name,
 		},
 	}}
 	if err := env.Client.Create(context.Background(), sar); err != nil {
