@@ -1,6 +1,10 @@
 package k3s
 
-import "strings"
+import (
+	"path"
+	"slices"
+	"strings"
+)
 
 // The Node annotations and label through which k3s's etcd controllers publish and
 // change membership (k3s pkg/etcd/member_controller.go, metadata_controller.go and
@@ -38,4 +42,20 @@ func EtcdMemberRemoved(annotations map[string]string) bool {
 	}
 	current := annotations[EtcdNodeNameAnnotation]
 	return current == "" || current == removed
+}
+
+// Where k3s's cluster-reset reads the snapshot named by cluster-reset-restore-path
+// (k3s pkg/etcd/etcd.go, Reset, and pkg/etcd/s3/s3.go, Download; the same in v1.34,
+// v1.35 and v1.36): with etcd-s3 off, a file on the machine; with etcd-s3 on, always
+// the object path.Join(etcd-s3-folder, value) in the bucket, downloaded to
+// filepath.Join(etcd-snapshot-dir, value) first. A local file beside etcd-s3 thus
+// needs etcd-s3 turned off for the restore, which a flag on k3s's command line does
+// (flags given there win over config.yaml, pkg/configfilearg/parser.go).
+//
+// EtcdS3SnapshotName says whether name can be a snapshot in the bucket's folder: not
+// an absolute path (a local file), no ".." element (it would read another folder's
+// object and write outside the snapshot directory), not ending in "/" (a folder, no
+// object).
+func EtcdS3SnapshotName(name string) bool {
+	return name != "" && !path.IsAbs(name) && !strings.HasSuffix(name, "/") && !slices.Contains(strings.Split(name, "/"), "..")
 }

@@ -23,3 +23,20 @@ func TestEtcdMemberRemoved(t *testing.T) {
 		t.Error("EtcdRemovalRequested must take \"true\" in any case, and nothing else")
 	}
 }
+
+func TestEtcdS3SnapshotName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"etcd-snapshot-cp-0-1700000000":     true,
+		"etcd-snapshot-cp-0-1700000000.zip": true,
+		"older/etcd-snapshot-cp-0-1":        true,
+		"":                                  false,
+		"/var/lib/rancher/k3s/server/db/snapshots/etcd-snapshot-cp-0-1": false,
+		"../other/etcd-snapshot-cp-0-1":                                 false,
+		"a/../../b":                                                     false,
+		"older/":                                                        false,
+	} {
+		if got := EtcdS3SnapshotName(name); got != want {
+			t.Errorf("EtcdS3SnapshotName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
