@@ -51,7 +51,7 @@ func EtcdMemberRemoved(annotations map[string]string) bool {
 // filepath.Join(etcd-snapshot-dir, value) first. A local file beside etcd-s3 thus
 // needs etcd-s3 turned off for the restore, which a flag on k3s's command line does
 // (flags given there win over config.yaml, pkg/configfilearg/parser.go).
-//
+
 // EtcdS3SnapshotName says whether name can be a snapshot in the bucket's folder: not
 // an absolute path (a local file), no ".." element (it would read another folder's
 // object and write outside the snapshot directory), not ending in "/" (a folder, no
