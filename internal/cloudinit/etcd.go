@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+	"github.com/capk3s/capk3s/internal/k3s"
 )
 
 const (
@@ -145,7 +146,10 @@ func (s *fileSet) addEtcdFiles(v *EtcdS3) error {
 // cluster-reset-restore-path, run once in the foreground (k3s exits when the restore
 // is done). Written into config.yaml instead, the options would restore again on
 // every restart of the service. The environment file is read first, so that a
-// restore from S3 has the credentials. Nil for every other machine.
+// restore from S3 has the credentials. With snapshots.s3 set, k3s reads the path as a
+// key in the bucket; an absolute path is a file on the machine, so the restore runs
+// with etcd-s3 turned off on the command line (see k3s.EtcdS3SnapshotName). Nil for
+// every other machine.
 func restoreCommands(in Input) []string {
 	e := in.Spec.ServerConfig.Etcd
 	if in.Role != ServerInit || e == nil || e.RestoreFrom == "" {
@@ -153,9 +157,13 @@ func restoreCommands(in Input) []string {
 	}
 	// One line, so that k3s starts only after a successful restore: started on a
 	// failed one, the first server would make a new, empty cluster.
+	local := ""
+	if e.Snapshots != nil && e.Snapshots.S3 != nil && path.IsAbs(e.RestoreFrom) {
+		local = " --etcd-s3=false"
+	}
 	return []string{fmt.Sprintf(
-		"(set -a; [ ! -f %[1]s ] || . %[1]s; set +a; k3s server --cluster-reset --cluster-reset-restore-path=%[2]s) && systemctl start k3s",
-		k3sEnvPath, shellQuote(e.RestoreFrom))}
+		"(set -a; [ ! -f %[1]s ] || . %[1]s; set +a; k3s server --cluster-reset%[3]s --cluster-reset-restore-path=%[2]s) && systemctl start k3s",
+		k3sEnvPath, shellQuote(e.RestoreFrom), local)}
 }
 
 // restoring says whether the first server restores a snapshot before k3s starts,
@@ -175,8 +183,11 @@ func checkRestore(in Input) error {
 		return fmt.Errorf("spec.serverConfig.etcd.restoreFrom %s", notCarriable)
 	}
 	hasS3 := e.Snapshots != nil && e.Snapshots.S3 != nil
-	if !hasS3 && !path.IsAbs(p) {
+	switch {
+	case !hasS3 && !path.IsAbs(p):
 		return fmt.Errorf("spec.serverConfig.etcd.restoreFrom %q must be an absolute path of a snapshot file, or a snapshot name with snapshots.s3 set", p)
+	case hasS3 && !path.IsAbs(p) && !k3s.EtcdS3SnapshotName(p):
+		return fmt.Errorf("spec.serverConfig.etcd.restoreFrom %q must be a snapshot name in the bucket's folder, or the absolute path of a snapshot file", p)
 	}
 	return nil
 }

@@ -86,6 +86,51 @@ func TestEtcdS3InputErrorsQuoteNoSecret(t *testing.T) {
 	}
 }
 
+// TestRestoreCommandFollowsWhereK3sReadsTheSnapshot: with etcd-s3 on, k3s's
+// cluster-reset reads cluster-reset-restore-path as a key in the bucket's folder
+// (k3s pkg/etcd/etcd.go, Reset; pkg/etcd/s3/s3.go, Download), so a local snapshot
+// file is restored with S3 turned off on the command line, which wins over
+// config.yaml (pkg/configfilearg/parser.go); a snapshot name is left to S3.
+func TestRestoreCommandFollowsWhereK3sReadsTheSnapshot(t *testing.T) {
+	for _, tc := range []struct {
+		name, restoreFrom string
+		s3                bool
+		want              string
+	}{
+		{"a snapshot in S3", "etcd-snapshot-cp-0-1", true, "k3s server --cluster-reset --cluster-reset-restore-path='etcd-snapshot-cp-0-1')"},
+		{"a local file beside S3", "/var/lib/etcd-snapshots/snap-1", true, "k3s server --cluster-reset --etcd-s3=false --cluster-reset-restore-path='/var/lib/etcd-snapshots/snap-1')"},
+		{"a local file without S3", "/var/lib/etcd-snapshots/snap-1", false, "k3s server --cluster-reset --cluster-reset-restore-path='/var/lib/etcd-snapshots/snap-1')"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := Input{Role: ServerInit, Version: "v1.36.3+k3s1", Token: testToken, EtcdS3: testEtcdS3(),
+				Spec: bootstrapv1.KThreesConfigSpec{ServerConfig: bootstrapv1.KThreesServerConfig{Etcd: testEtcd()}}}
+			in.Spec.ServerConfig.Etcd.RestoreFrom = tc.restoreFrom
+			if !tc.s3 {
+				in.Spec.ServerConfig.Etcd.Snapshots.S3, in.EtcdS3 = nil, nil
+			}
+			p := parse(t, render(t, in))
+			restores := 0
+			for _, c := range p.RunCmd {
+				if strings.Contains(c, "--cluster-reset") {
+					restores++
+					if !strings.Contains(c, tc.want) {
+						t.Errorf("restore command %q, want it to run %q", c, tc.want)
+					}
+				}
+			}
+			if restores != 1 {
+				t.Errorf("%d restore commands, want 1", restores)
+			}
+		})
+	}
+	in := Input{Role: ServerInit, Version: "v1.36.3+k3s1", Token: testToken, EtcdS3: testEtcdS3(),
+		Spec: bootstrapv1.KThreesConfigSpec{ServerConfig: bootstrapv1.KThreesServerConfig{Etcd: testEtcd()}}}
+	in.Spec.ServerConfig.Etcd.RestoreFrom = "../elsewhere/snap"
+	if _, err := Render(in); err == nil || !strings.Contains(err.Error(), "snapshot name in the bucket's folder") {
+		t.Errorf("a snapshot name leaving the folder renders: %v", err)
+	}
+}
+
 func render(t *testing.T, in Input) []byte {
 	t.Helper()
 	out, err := Render(in)

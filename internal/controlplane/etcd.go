@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/k3s"
 )
 
 // Servers run embedded etcd. A server that goes away must leave etcd first: a member
@@ -32,17 +33,12 @@ import (
 //     etcd member controller removes the member and records it on the Node;
 //  3. then the hook is released, and CAPI deletes the machine and the Node.
 
-// The annotations of k3s's etcd member controller (k3s pkg/etcd/member_controller.go).
-// They belong with the other k3s facts in internal/k3s; they live here until they move.
+// The annotations and label of k3s's etcd member controller are k3s facts
+// (internal/k3s/etcd.go); these short names keep the handshake readable.
 const (
-	// k3sEtcdRemoveAnnotation on a Node asks k3s to remove the Node's etcd member.
-	k3sEtcdRemoveAnnotation = "etcd.k3s.cattle.io/remove"
-	// k3sEtcdRemovedAnnotation is set by k3s once it has removed the member; its value
-	// is the member's name (which is not necessarily the Node's), so only its presence
-	// is relied on.
-	k3sEtcdRemovedAnnotation = "etcd.k3s.cattle.io/removed-node-name"
-	// k3sEtcdRoleLabel is set to "true" by k3s on the Nodes of etcd members.
-	k3sEtcdRoleLabel = "node-role.kubernetes.io/etcd"
+	k3sEtcdRemoveAnnotation  = k3s.EtcdRemoveAnnotation
+	k3sEtcdRemovedAnnotation = k3s.EtcdRemovedNodeNameAnnotation
+	k3sEtcdRoleLabel         = k3s.EtcdRoleLabel
 )
 
 // etcdMemberHook is this controller's pre-terminate hook on every server Machine: the
@@ -81,9 +77,7 @@ func hasEtcdHook(m *clusterv1.Machine) bool {
 }
 
 // removalRequested says the Node has been asked to leave etcd.
-func removalRequested(n *corev1.Node) bool {
-	return strings.EqualFold(n.Annotations[k3sEtcdRemoveAnnotation], "true")
-}
+func removalRequested(n *corev1.Node) bool { return k3s.EtcdRemovalRequested(n.Annotations) }
 
 // isEtcdMember says k3s runs an etcd member on the Node; k3s ignores removal requests
 // on other Nodes.
@@ -94,10 +88,11 @@ func removalInFlight(n *corev1.Node) bool {
 	return isEtcdMember(n) && removalRequested(n) && !removalConfirmed(n)
 }
 
-// removalConfirmed says k3s has removed the Node's member after being asked to.
-func removalConfirmed(n *corev1.Node) bool {
-	return removalRequested(n) && n.Annotations[k3sEtcdRemovedAnnotation] != ""
-}
+// removalConfirmed says k3s has removed the Node's member. k3s from v1.34.2 deletes
+// the remove annotation as it records the removal, so the record alone counts: asking
+// again would only make k3s's controller fail on every retry, as it also deleted the
+// member name it would need.
+func removalConfirmed(n *corev1.Node) bool { return k3s.EtcdMemberRemoved(n.Annotations) }
 
 // atPreTerminate says CAPI's Machine controller is done with the drain and waits for
 // the pre-terminate hooks: before that the server still serves and must stay a member.
@@ -227,8 +222,9 @@ func (r *Reconciler) requestMemberRemoval(ctx context.Context, cluster *clusterv
 			node = n
 		}
 	}
-	if node == nil || !isEtcdMember(node) || removalRequested(node) {
-		// Gone, or changed since the cache saw it: the Node watch brings the next pass.
+	if node == nil || !isEtcdMember(node) || removalRequested(node) || removalConfirmed(node) {
+		// Gone, or changed since the cache saw it (k3s may have removed the member and
+		// consumed the request already): the Node watch brings the next pass.
 		return nil
 	}
 	before := node.DeepCopy()
@@ -279,6 +275,8 @@ func setEtcdHealth(kcp *controlplanev1.KThreesControlPlane, seen observed) {
 			why = "member removal pending"
 		case n == nil:
 			why = "no Node"
+		case removalConfirmed(n):
+			why = "etcd member removed"
 		case removalRequested(n):
 			why = "member removal requested"
 		case !seen.nodes.Ready(m.Name):

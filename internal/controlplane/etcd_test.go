@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/k3s"
 	"github.com/capk3s/capk3s/internal/workload"
 )
 
@@ -89,6 +90,17 @@ func etcdRemoved(n *corev1.Node) {
 	n.Annotations[k3sEtcdRemovedAnnotation] = n.Name + "-1a2b3c4d"
 }
 
+// etcdRemovedConsumed makes a Node one whose member k3s from v1.34.2 removed: it
+// records the removal and deletes the remove annotation, the member's name and its
+// address (k3s pkg/etcd/member_controller.go).
+func etcdRemovedConsumed(n *corev1.Node) {
+	if n.Annotations == nil {
+		n.Annotations = map[string]string{}
+	}
+	n.Annotations[k3sEtcdRemovedAnnotation] = n.Name + "-1a2b3c4d"
+	delete(n.Annotations, k3sEtcdRemoveAnnotation)
+}
+
 // etcdSeen builds what a pass saw, each Machine's Node having the Machine's name.
 func etcdSeen(machines []*clusterv1.Machine, nodes ...*corev1.Node) observed {
 	o := observed{machines: collections.FromMachines(machines...), nodes: workload.Nodes{}}
@@ -152,6 +164,9 @@ func TestSetEtcdHealth(t *testing.T) {
 		{"a deleted server that has left etcd is not counted",
 			etcdSeen([]*clusterv1.Machine{etcdServer("a"), etcdServer("b", etcdDeletedAt(0), etcdWithoutHook)}, etcdMember("a"), etcdMember("b", etcdRemoved)),
 			metav1.ConditionTrue, etcdClusterHealthyReason, nil},
+		{"k3s removed the member of a server that is not being deleted",
+			etcdSeen([]*clusterv1.Machine{etcdServer("a"), etcdServer("b"), etcdServer("c")}, etcdMember("a"), etcdMember("b", etcdRemovedConsumed), etcdMember("c")),
+			metav1.ConditionFalse, etcdClusterNotHealthyReason, []string{"b (etcd member removed)"}},
 		{"someone asked k3s to remove a server that is not being deleted",
 			etcdSeen([]*clusterv1.Machine{etcdServer("a"), etcdServer("b")}, etcdMember("a"), etcdMember("b", etcdAsked)),
 			metav1.ConditionFalse, etcdClusterNotHealthyReason, []string{"b (member removal requested)"}},
@@ -209,6 +224,11 @@ func TestPlanEtcdMembership(t *testing.T) {
 			}), nil, ""},
 		{"k3s has not answered yet", cluster, initialized, threeServers(etcdAtHook, etcdAsked), nil, ""},
 		{"k3s removed the member: the hook goes", cluster, initialized, threeServers(etcdAtHook, etcdRemoved), []string{"a"}, ""},
+		{"k3s removed the member and consumed the remove annotation: the hook goes, k3s is not asked again", cluster, initialized,
+			threeServers(etcdAtHook, etcdRemovedConsumed), []string{"a"}, ""},
+		{"a removal k3s answered by consuming the annotation is not in flight: the next one starts", cluster, initialized,
+			etcdSeen([]*clusterv1.Machine{etcdServer("a", etcdDeletedAt(1), etcdAtHook), etcdServer("b", etcdDeletedAt(2), etcdAtHook), etcdServer("c")},
+				etcdMember("a", etcdRemovedConsumed), etcdMember("b"), etcdMember("c")), []string{"a"}, "b"},
 		{"the Node is gone: the hook goes", cluster, initialized,
 			etcdSeen([]*clusterv1.Machine{etcdServer("a", etcdDeletedAt(1), etcdAtHook, func(m *clusterv1.Machine) { m.Status.NodeRef.Name = "a" }),
 				etcdServer("b"), etcdServer("c")}, etcdMember("b"), etcdMember("c")), []string{"a"}, ""},
@@ -281,8 +301,15 @@ func (etcdWorkloadIsManagement) GetUncachedClient(context.Context, client.Object
 
 // TestEtcdMembershipHandshake runs the handshake against the apiserver: two servers
 // deleted at once leave etcd one after the other, each Machine keeping its hook until
-// k3s (played by the test) confirms.
+// k3s (played by the test) confirms, under both behaviours of k3s's member controller:
+// up to v1.34.1 it keeps the remove annotation beside removed-node-name; from v1.34.2
+// it deletes it, with the member's name and address (k3s pkg/etcd/member_controller.go).
 func TestEtcdMembershipHandshake(t *testing.T) {
+	t.Run("k3s v1.34.1 keeps remove", func(t *testing.T) { etcdHandshake(t, false) })
+	t.Run("k3s v1.34.2 and later consume remove", func(t *testing.T) { etcdHandshake(t, true) })
+}
+
+func etcdHandshake(t *testing.T, consumes bool) {
 	ctx := context.Background()
 	ns := env.NewNamespace(t)
 	cluster := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c1"}}
@@ -310,6 +337,7 @@ func TestEtcdMembershipHandshake(t *testing.T) {
 			_ = env.Client.Patch(ctx, m, client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"finalizers":null}}`)))
 		})
 		n := etcdMember(ns + "-" + name)
+		n.Annotations = map[string]string{k3s.EtcdNodeNameAnnotation: n.Name + "-1a2b3c4d", "etcd.k3s.cattle.io/node-address": "10.0.0.1"}
 		etcdMust(t, env.Client.Create(ctx, n))
 		t.Cleanup(func() { _ = env.Client.Delete(ctx, n) })
 	}
@@ -376,8 +404,16 @@ func TestEtcdMembershipHandshake(t *testing.T) {
 		t.Helper()
 		n := &corev1.Node{}
 		etcdMust(t, env.Client.Get(ctx, client.ObjectKey{Name: ns + "-" + name}, n))
+		if !removalRequested(n) {
+			t.Fatalf("k3s answers a Node that was not asked: %v", n.Annotations)
+		}
 		before := n.DeepCopy()
-		n.Annotations[k3sEtcdRemovedAnnotation] = n.Name
+		n.Annotations[k3sEtcdRemovedAnnotation] = n.Annotations[k3s.EtcdNodeNameAnnotation]
+		delete(n.Annotations, k3s.EtcdNodeNameAnnotation)
+		delete(n.Annotations, "etcd.k3s.cattle.io/node-address")
+		if consumes {
+			delete(n.Annotations, k3sEtcdRemoveAnnotation)
+		}
 		etcdMust(t, env.Client.Patch(ctx, n, client.MergeFrom(before)))
 	}
 
@@ -395,6 +431,17 @@ func TestEtcdMembershipHandshake(t *testing.T) {
 	})
 	expect("a lagging cache", map[string]string{"a": "hook/asked", "b": "hook/-", "c": "hook/-"})
 	confirm("a")
+	// A cache that saw neither the request nor k3s's answer on a's Node: the live
+	// Node says k3s removed the member, so k3s is not asked again (from v1.34.2 it
+	// would fail on every retry, the member's name being gone).
+	pass(func(seen *observed) {
+		a := seen.nodes["a"].DeepCopy()
+		a.Annotations = map[string]string{k3s.EtcdNodeNameAnnotation: a.Name + "-1a2b3c4d"}
+		seen.nodes["a"] = a
+	})
+	if n := (&corev1.Node{}); env.Client.Get(ctx, client.ObjectKey{Name: ns + "-a"}, n) == nil && consumes && removalRequested(n) {
+		t.Fatalf("k3s was asked again to remove a member it removed: %v", n.Annotations)
+	}
 	pass()
 	expect("k3s removed a", map[string]string{"a": "-/removed", "b": "hook/asked", "c": "hook/-"})
 	confirm("b")

@@ -137,6 +137,8 @@ func TestAvailableNeedsAnEtcdQuorum(t *testing.T) {
 		{"joining server without a Node", etcdSeen(machines[:2], etcdMember("a")), metav1.ConditionTrue},
 		{"removal asked counts as unhealthy", etcdSeen(machines[:3], etcdMember("a"), etcdMember("b", etcdAsked), etcdMember("c", etcdNotReady)), metav1.ConditionFalse},
 		{"removed member leaves the count", etcdSeen(machines, etcdMember("a"), etcdMember("b"), etcdMember("c", etcdRemoved), etcdMember("d", etcdRemoved)), metav1.ConditionTrue},
+		{"a member removed by k3s (remove annotation consumed) is no healthy voter",
+			etcdSeen(machines[:3], etcdMember("a"), etcdMember("b", etcdRemovedConsumed), etcdMember("c", etcdNotReady)), metav1.ConditionFalse},
 		{"no member at all", etcdSeen(machines[:1], etcdMember("a", etcdNotMember)), metav1.ConditionFalse},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/test/sim"
 )
 
 // withEtcdSnapshots gives the scenario's servers scheduled snapshots to S3, with
@@ -39,6 +40,8 @@ func (s *scenario) withEtcdSnapshots() {
 		},
 		RestoreFrom: "etcd-snapshot-old-cluster-1700000000",
 	}
+	// The old cluster's snapshot is in the bucket: the simulator restores only what is.
+	sim.PutS3Object("minio.example.com:9000", "k3s-backups", s.ns+"/etcd-snapshot-old-cluster-1700000000")
 }
 
 // waitEtcdSnapshots waits for the control plane to report a ready snapshot, then

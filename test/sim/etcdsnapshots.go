@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -12,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/capk3s/capk3s/internal/workload"
+	"github.com/capk3s/capk3s/test/sim/k3smodel"
 )
 
 // k3sEnvPath is the environment file k3s's systemd unit reads, where S3
@@ -63,6 +64,7 @@ func envVars(s string) map[string]string {
 // snapshotPlan is what a server's config.yaml says about its scheduled snapshots.
 type snapshotPlan struct {
 	dir                      string
+	compress                 bool
 	s3                       bool
 	bucket, folder, endpoint string
 }
@@ -76,29 +78,35 @@ func (b *bootData) snapshotPlan() *snapshotPlan {
 	if p.dir == "" {
 		p.dir = "/var/lib/rancher/k3s/server/db/snapshots"
 	}
+	if p.endpoint == "" {
+		p.endpoint = "s3.amazonaws.com" // k3s's default etcd-s3-endpoint
+	}
 	p.s3, _ = b.k3sConfig["etcd-s3"].(bool)
+	p.compress, _ = b.k3sConfig["etcd-snapshot-compress"].(bool)
 	return p
 }
 
-// take records an etcd snapshot of node as k3s does after a scheduled snapshot: an
-// ETCDSnapshotFile for the file on the server's disk and, with etcd-s3, one for the
-// copy in the bucket (k3s names S3 records' node "s3"). The simulator does not run
-// cron: a server with a schedule takes one snapshot when it joins, and then one every
-// Provider.SnapshotInterval.
+// take records an etcd snapshot of node as k3s does after a scheduled snapshot
+// (k3smodel's records): an ETCDSnapshotFile for the file on the server's disk and,
+// with etcd-s3, one for the copy it uploads, which also lands in the simulated S3.
+// The simulator does not run cron: a server with a schedule takes one snapshot when
+// it joins, and then one every Provider.SnapshotInterval.
 func (p *snapshotPlan) take(ctx context.Context, cl client.Client, node string, now time.Time) error {
-	name := fmt.Sprintf("etcd-snapshot-%s-%d", node, now.Unix())
-	records := []map[string]any{{"snapshotName": name, "nodeName": node, "location": "file://" + p.dir + "/" + name}}
+	name := k3smodel.SnapshotName(node, now.Unix(), p.compress)
+	records := []k3smodel.SnapshotRecord{k3smodel.LocalSnapshotRecord(node, p.dir, name)}
 	if p.s3 {
-		records = append(records, map[string]any{
-			"snapshotName": name, "nodeName": "s3",
-			"location": "s3://" + strings.TrimSuffix(p.bucket+"/"+p.folder, "/") + "/" + name,
-			"s3":       map[string]any{"bucket": p.bucket, "endpoint": p.endpoint, "prefix": p.folder},
-		})
+		records = append(records, k3smodel.S3SnapshotRecord(node, p.bucket, p.folder, name))
+		PutS3Object(p.endpoint, p.bucket, path.Join(p.folder, name))
 	}
-	for i, spec := range records {
+	for _, r := range records {
 		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(workload.ETCDSnapshotFileKind)
-		u.SetName(fmt.Sprintf("%s-%d", name, i))
+		u.SetGroupVersionKind(k3smodel.ETCDSnapshotFileKind)
+		u.SetName(r.Name)
+		u.SetLabels(map[string]string{k3smodel.SnapshotStorageNodeLabel: r.StorageNode})
+		spec := map[string]any{"snapshotName": name, "nodeName": r.NodeName, "location": r.Location}
+		if r.StorageNode == "s3" {
+			spec["s3"] = map[string]any{"bucket": p.bucket, "endpoint": p.endpoint, "prefix": p.folder}
+		}
 		u.Object["spec"] = spec
 		if err := cl.Create(ctx, u); err != nil {
 			if apierrors.IsAlreadyExists(err) {

@@ -128,6 +128,11 @@ func (r *machineReconciler) boot(ctx context.Context, sm *simv1.SimMachine, mach
 		return ctrl.Result{}, nil
 	}
 	sm.Status.Role, sm.Status.K3sVersion = b.install.role, b.install.version
+	if err := b.checkRestore(); err != nil {
+		// k3s exits without restoring, and the data starts it only after a restore.
+		notReady(sm, restoreFailedReason, err.Error())
+		return ctrl.Result{}, nil
+	}
 	if b.clusterInit() || b.datastore() != "" {
 		err := wc.initialize(ctx, machine.Name, b)
 		if errors.Is(err, envtest.ErrDatastoreUnreachable) {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+	"github.com/capk3s/capk3s/internal/k3s"
 )
 
 // validateEtcd checks serverConfig.etcd. Snapshots and restores are the embedded
@@ -39,6 +40,9 @@ func validateEtcd(c *bootstrapv1.KThreesServerConfig, fldPath *field.Path) field
 		case !hasS3 && !path.IsAbs(p):
 			errs = append(errs, field.Invalid(fldPath.Child("restoreFrom"), p,
 				"must be the absolute path of a snapshot file on the machine, or the name of a snapshot in S3 with snapshots.s3 set"))
+		case hasS3 && !path.IsAbs(p) && !k3s.EtcdS3SnapshotName(p):
+			errs = append(errs, field.Invalid(fldPath.Child("restoreFrom"), p,
+				"must be a snapshot name in the bucket's folder (snapshots.s3.folder), without \"..\" elements or a trailing \"/\", or the absolute path of a snapshot file on the machine"))
 		}
 	}
 	return errs

@@ -59,6 +59,15 @@ func TestValidateEtcd(t *testing.T) {
 			s.ServerConfig.Etcd.Snapshots.S3 = nil
 			s.ServerConfig.Etcd.RestoreFrom = "etcd-snapshot-cp-0-1"
 		}, want: []wantErr{{"spec.serverConfig.etcd.restoreFrom", "absolute path"}}},
+		{name: "a local snapshot file with S3 set (k3s restores it with S3 turned off)", modify: func(s *bootstrapv1.KThreesConfigSpec) {
+			s.ServerConfig.Etcd.RestoreFrom = "/var/lib/etcd-snapshots/etcd-snapshot-cp-0-1"
+		}},
+		{name: "a snapshot name with S3 that leaves the folder", modify: func(s *bootstrapv1.KThreesConfigSpec) {
+			s.ServerConfig.Etcd.RestoreFrom = "../other-cluster/etcd-snapshot-cp-0-1"
+		}, want: []wantErr{{"spec.serverConfig.etcd.restoreFrom", "snapshot name in the bucket's folder"}}},
+		{name: "a snapshot name with S3 that is a folder", modify: func(s *bootstrapv1.KThreesConfigSpec) {
+			s.ServerConfig.Etcd.RestoreFrom = "snapshots/"
+		}, want: []wantErr{{"spec.serverConfig.etcd.restoreFrom", "snapshot name in the bucket's folder"}}},
 		{name: "an inline S3 secret in extraConfig", modify: func(s *bootstrapv1.KThreesConfigSpec) {
 			raw, _ := json.Marshal(inlineSecret)
 			s.ServerConfig.ExtraConfig = map[string]apiextensionsv1.JSON{"etcd-s3-secret-key": {Raw: raw}, "etcd-s3-access-key": {Raw: []byte(`"AKIA"`)}}

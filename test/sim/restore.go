@@ -1,0 +1,120 @@
+package sim
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/capk3s/capk3s/test/sim/k3smodel"
+)
+
+// restoreFailedReason: the first server's restore could not be carried out, so k3s
+// exited and, as the bootstrap data starts it only after a successful restore, never
+// ran.
+const restoreFailedReason = "RestoreFailed"
+
+// s3World is the object stores of every S3 endpoint the simulated machines talk to:
+// they are outside any cluster, and outlive them, as a bucket does. Keys are
+// "<endpoint>/<bucket>/<key>"; the endpoint is as config.yaml names it.
+var s3World = struct {
+	sync.Mutex
+	objects map[string]bool
+}{objects: map[string]bool{}}
+
+// PutS3Object puts an object into the simulated S3, as a snapshot uploaded by an
+// earlier cluster: a test seeds the snapshot a first server restores from.
+func PutS3Object(endpoint, bucket, key string) {
+	s3World.Lock()
+	defer s3World.Unlock()
+	s3World.objects[endpoint+"/"+bucket+"/"+key] = true
+}
+
+func s3ObjectExists(endpoint, bucket, key string) bool {
+	s3World.Lock()
+	defer s3World.Unlock()
+	return s3World.objects[endpoint+"/"+bucket+"/"+key]
+}
+
+// checkRestore carries out, as far as the simulator can judge, the restore the
+// data's commands run: a `k3s server` with cluster-reset-restore-path, read as k3s
+// reads it (k3smodel.PlanRestore): the object must be in the simulated S3 or, without
+// S3, the file must be one the data writes (the simulator does not see a machine
+// image). Nil when the data restores nothing.
+func (b *bootData) checkRestore() error {
+	for _, cmd := range b.commands {
+		if !strings.Contains(cmd, "--cluster-reset-restore-path") {
+			continue
+		}
+		flags, err := k3sServerFlags(cmd)
+		if err != nil {
+			return err
+		}
+		restorePath, asked := flags["cluster-reset-restore-path"]
+		if !asked {
+			continue
+		}
+		s3, _ := b.k3sConfig["etcd-s3"].(bool)
+		if v, ok := flags["etcd-s3"]; ok {
+			if s3, err = strconv.ParseBool(v); err != nil {
+				return fmt.Errorf("--etcd-s3=%s is not a boolean", v)
+			}
+		}
+		_, reset := flags["cluster-reset"]
+		plan, err := k3smodel.PlanRestore(restorePath, reset, s3, b.str("etcd-s3-folder"))
+		if err != nil {
+			return err
+		}
+		endpoint := b.str("etcd-s3-endpoint")
+		if endpoint == "" {
+			endpoint = "s3.amazonaws.com" // k3s's default etcd-s3-endpoint
+		}
+		if plan.S3 && !s3ObjectExists(endpoint, b.str("etcd-s3-bucket"), plan.Key) {
+			return plan.Failure(b.str("etcd-s3-bucket"))
+		}
+		if _, written := b.files[plan.File]; !plan.S3 && !written {
+			return plan.Failure("")
+		}
+	}
+	return nil
+}
+
+// k3sServerFlags reads the flags of the `k3s server` call in a shell command:
+// "--name=value" and "--name value" give value, a lone "--name" "true".
+func k3sServerFlags(cmd string) (map[string]string, error) {
+	f, err := syntax.NewParser().Parse(strings.NewReader(cmd), "")
+	if err != nil {
+		return nil, fmt.Errorf("the restore command does not parse as shell: %w", err)
+	}
+	var flags map[string]string
+	syntax.Walk(f, func(n syntax.Node) bool {
+		call, ok := n.(*syntax.CallExpr)
+		if !ok || flags != nil || len(call.Args) < 2 || literal(call.Args[0]) != "k3s" || literal(call.Args[1]) != "server" {
+			return true
+		}
+		flags = map[string]string{}
+		args := call.Args[2:]
+		for i := 0; i < len(args); i++ {
+			name, ok := strings.CutPrefix(literal(args[i]), "--")
+			if !ok {
+				continue
+			}
+			if k, v, eq := strings.Cut(name, "="); eq {
+				flags[k] = v
+				continue
+			}
+			flags[name] = "true"
+			if name == "cluster-reset-restore-path" && i+1 < len(args) {
+				flags[name] = literal(args[i+1])
+				i++
+			}
+		}
+		return false
+	})
+	if flags == nil {
+		return nil, fmt.Errorf("a restore command without a k3s server call: %s", cmd)
+	}
+	return flags, nil
+}
