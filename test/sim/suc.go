@@ -24,8 +24,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capk3s/capk3s/test/envtest"
-	"github.com/capk3s/capk3s/test/sim/k3smodel"
 	simv1 "github.com/capk3s/capk3s/test/sim/api/v1beta2"
+	"github.com/capk3s/capk3s/test/sim/k3smodel"
 )
 
 // The stand-in plays the system-upgrade-controller (SUC) on a simulated workload
