@@ -334,6 +334,7 @@ func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, 
 	if seen.nodes, err = r.observeNodes(ctx, cluster, kcp, machines); err != nil {
 		return ctrl.Result{}, err
 	}
+	r.observeMismatches(ctx, cluster, seen)
 	r.observeEtcdSnapshots(ctx, client.ObjectKeyFromObject(cluster), kcp, seen)
 	if err := r.reconcileEtcdMembership(ctx, cluster, kcp, seen); err != nil {
 		return ctrl.Result{}, err

@@ -40,6 +40,8 @@ type observed struct {
 	// than this controller's own writes (machine_expectations.go): nothing that the
 	// servers decide is reported from it.
 	machineCacheBehind bool
+	// mismatches are servers and Nodes that disagree (status_nodes.go).
+	mismatches workload.Mismatches
 }
 
 // unreachable says the pass has servers but could not read their Nodes: the
@@ -104,6 +106,7 @@ func setStatus(cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPla
 	setTrueWhen(kcp, controlplanev1.RollingOutCondition, len(outdated) > 0, reason,
 		controlplanev1.NotRollingOutReason, rolling)
 	setAvailable(kcp, o)
+	setNodesMatch(kcp, o.mismatches)
 }
 
 // setReplicas counts the Machines' conditions, as KCP does, so that readiness gates

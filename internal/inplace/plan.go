@@ -25,8 +25,11 @@ const (
 	// MachineAnnotation on a Plan names the Machine (namespace/name) it upgrades.
 	MachineAnnotation = "controlplane.cluster.x-k8s.io/k3s-inplace-machine"
 	// Condition types and reasons of a Plan's status, as SUC writes them.
-	planComplete  = "Complete"
-	planValidated = "Validated"
+	planComplete       = "Complete"
+	planValidated      = "Validated"
+	planLatestResolved = "LatestResolved"
+	// planErrorReason is the reason SUC gives a condition whose step failed.
+	planErrorReason = "Error"
 )
 
 // PlanName is the Plan for a Machine: derived from its name, shortened with a hash
@@ -88,8 +91,10 @@ func isServer(m *clusterv1.Machine) bool {
 	return ok
 }
 
-// planFailure is SUC's reason to give up on a Plan, or "": an invalid spec, or a Job
-// that failed (SUC then leaves Complete False with the Job's error).
+// planFailure is SUC's reason to give up on a Plan, or "": an invalid spec, a version
+// SUC cannot resolve (no version and no channel: SUC then makes no Job and waits for
+// a new spec), or a Job that failed (SUC then leaves Complete False with the Job's
+// error).
 func planFailure(p *unstructured.Unstructured) string {
 	conds, _, _ := unstructured.NestedSlice(p.Object, "status", "conditions")
 	for _, c := range conds {
@@ -104,7 +109,8 @@ func planFailure(p *unstructured.Unstructured) string {
 		if s != string(corev1.ConditionFalse) {
 			continue
 		}
-		if t == planValidated || (t == planComplete && strings.Contains(reason, "Fail")) {
+		if t == planValidated || (t == planLatestResolved && reason == planErrorReason) ||
+			(t == planComplete && strings.Contains(reason, "Fail")) {
 			return strings.TrimSpace(t + " " + reason + ": " + msg)
 		}
 	}

@@ -63,6 +63,10 @@ func TestPlanFailure(t *testing.T) {
 			"Complete JobFailed: Job was active longer than specified deadline"},
 		{"invalid", withConds(cond("Validated", "False", "Error", "spec.upgrade.image is required")),
 			"Validated Error: spec.upgrade.image is required"},
+		// SUC makes no Job for a Plan with neither version nor channel, and says so only here.
+		{"unresolvable", withConds(cond("LatestResolved", "False", "Error", "cannot resolve plan: missing channel and version")),
+			"LatestResolved Error: cannot resolve plan: missing channel and version"},
+		{"resolving", withConds(cond("LatestResolved", "Unknown", "", "")), ""},
 	}
 	for _, tc := range tests {
 		if got := planFailure(tc.p); got != tc.want {

@@ -502,7 +502,7 @@ func TestParseCloudConfigReadsRenderedData(t *testing.T) {
 			in: cloudinit.Input{
 				Role: cloudinit.Agent, Spec: airGapped, Version: "v1.34.0-rc1+k3s2", ServerURL: testEndpoint, Token: agentTok,
 			},
-			wantInstall: installCommand{role: roleAgent, version: "v1.34.0-rc1+k3s2"},
+			wantInstall: installCommand{role: roleAgent, version: "v1.34.0-rc1+k3s2", skipDownload: true},
 			wantOptions: map[string]any{
 				"server": testEndpoint, "token": agentTok, "node-name": "node-x",
 				"node-label": []any{"tier=x"}, "node-taint": []any{"dedicated=x:NoSchedule"},
@@ -625,7 +625,7 @@ func TestParseCloudConfigReadsGoldenFiles(t *testing.T) {
 		},
 		{
 			file:        "air-gapped.yaml",
-			wantInstall: installCommand{role: roleAgent, version: "v1.34.0-rc1+k3s2"},
+			wantInstall: installCommand{role: roleAgent, version: "v1.34.0-rc1+k3s2", skipDownload: true},
 			wantOptions: map[string]any{"server": testEndpoint, "token": "K10deadbeef::node:ag3nt"},
 			wantFiles:   []string{k3sConfigPath},
 		},

@@ -171,11 +171,13 @@ type secrets struct {
 	agentPass  string
 	// datastore is the datastore-endpoint of a datastore cluster, "" with etcd.
 	datastore string
+	// embeddedCCM: the servers run k3s's embedded cloud controller (nodecloud.go).
+	embeddedCCM bool
 }
 
 // initSecrets are the secrets a cluster-init server sets up from its data.
 func (b *bootData) initSecrets() (secrets, error) {
-	s := secrets{caPEM: b.files[serverCACertPath], datastore: b.datastore()}
+	s := secrets{caPEM: b.files[serverCACertPath], datastore: b.datastore(), embeddedCCM: !b.disablesCCM()}
 	tok, err := b.token("token")
 	if err != nil {
 		return s, err

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/capk3s/capk3s/test/sim/k3smodel"
 )
 
 // installCommand is what a run of k3s's install script asks for.
@@ -13,6 +15,9 @@ type installCommand struct {
 	role string
 	// version is INSTALL_K3S_VERSION.
 	version string
+	// skipDownload: the script keeps the k3s binary on disk and ignores version
+	// (k3smodel.SkipsDownload).
+	skipDownload bool
 }
 
 // parseInstallCommand recognises a command line that runs k3s's install script (piped
@@ -34,10 +39,18 @@ func parseInstallCommand(cmd string) (ic installCommand, ok bool, err error) {
 		if !isCall || ok || len(call.Args) == 0 || literal(call.Args[0]) != "sh" {
 			return true
 		}
-		version := ""
+		version, skip, readOnly := "", "", ""
 		for _, a := range call.Assigns {
-			if a.Name.Value == "INSTALL_K3S_VERSION" && a.Value != nil {
+			if a.Value == nil {
+				continue
+			}
+			switch a.Name.Value {
+			case "INSTALL_K3S_VERSION":
 				version = literal(a.Value)
+			case "INSTALL_K3S_SKIP_DOWNLOAD":
+				skip = literal(a.Value)
+			case "INSTALL_K3S_BIN_DIR_READ_ONLY":
+				readOnly = literal(a.Value)
 			}
 		}
 		if version == "" {
@@ -48,7 +61,7 @@ func parseInstallCommand(cmd string) (ic installCommand, ok bool, err error) {
 			err = fmt.Errorf("k3s install command ends in %q, not server or agent", role)
 			return false
 		}
-		ic, ok = installCommand{role: role, version: version}, true
+		ic, ok = installCommand{role: role, version: version, skipDownload: k3smodel.SkipsDownload(skip, readOnly)}, true
 		return false
 	})
 	return ic, ok, err

@@ -35,13 +35,19 @@ func TestParseInstallCommand(t *testing.T) {
 		{
 			name:   "air-gapped agent, script path with a space",
 			cmd:    `INSTALL_K3S_SKIP_DOWNLOAD=true INSTALL_K3S_VERSION='v1.30.0-rc1+k3s2' sh '/opt/k3s/install it.sh' agent`,
-			want:   installCommand{role: roleAgent, version: "v1.30.0-rc1+k3s2"},
+			want:   installCommand{role: roleAgent, version: "v1.30.0-rc1+k3s2", skipDownload: true},
 			wantOK: true,
 		},
 		{
 			name:   "air-gapped server, default script path",
 			cmd:    `INSTALL_K3S_SKIP_DOWNLOAD=true INSTALL_K3S_VERSION='v1.35.4+k3s1' sh '/opt/install.sh' server`,
-			want:   installCommand{role: roleServer, version: "v1.35.4+k3s1"},
+			want:   installCommand{role: roleServer, version: "v1.35.4+k3s1", skipDownload: true},
+			wantOK: true,
+		},
+		{
+			name:   "install into a read-only bin directory skips the download too",
+			cmd:    `INSTALL_K3S_BIN_DIR_READ_ONLY=true INSTALL_K3S_VERSION='v1.35.4+k3s1' sh /opt/install.sh server`,
+			want:   installCommand{role: roleServer, version: "v1.35.4+k3s1", skipDownload: true},
 			wantOK: true,
 		},
 		{

@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capk3s/capk3s/test/sim/k3smodel"
 )
 
 // node is what a machine's kubelet registers.
@@ -89,11 +92,9 @@ func (n node) object() (*corev1.Node, error) {
 		"k3s.io/internal-ip": n.address,
 	}
 	if n.role == roleServer {
-		labels["node-role.kubernetes.io/control-plane"] = "true"
-		labels["node-role.kubernetes.io/master"] = "true"
 		// Servers of a datastore cluster run no etcd, and k3s gives them no etcd role.
+		maps.Copy(labels, k3smodel.ServerRoleLabels(n.etcdMember != ""))
 		if n.etcdMember != "" {
-			labels[etcdRoleLabel] = "true"
 			annotations[etcdNodeNameAnnotation] = n.etcdMember
 			annotations[etcdNodeAddressAnnotation] = n.address
 		}

@@ -44,7 +44,6 @@ func TestNodeForRenderedData(t *testing.T) {
 	const host = "machine-0"
 	serverLabels := k3sLabels(host)
 	serverLabels["node-role.kubernetes.io/control-plane"] = "true"
-	serverLabels["node-role.kubernetes.io/master"] = "true"
 	serverLabels["node-role.kubernetes.io/etcd"] = "true"
 	renamedAgentLabels := k3sLabels("worker-x")
 	renamedAgentLabels["tier"] = "worker"
@@ -141,7 +140,7 @@ func TestNodeForRenderedData(t *testing.T) {
 
 func TestNodeObjectRoles(t *testing.T) {
 	t.Parallel()
-	roleLabels := []string{"node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master", etcdRoleLabel}
+	roleLabels := []string{"node-role.kubernetes.io/control-plane", etcdRoleLabel}
 	etcdAnnotations := []string{etcdNodeNameAnnotation, etcdNodeAddressAnnotation}
 	for _, role := range []string{roleServer, roleAgent} {
 		n := node{name: "n", role: role, address: "10.100.1.2", etcdMember: "n-abc"}
@@ -157,6 +156,10 @@ func TestNodeObjectRoles(t *testing.T) {
 			if role == roleAgent && ok {
 				t.Errorf("agent has label %s=%q", l, v)
 			}
+		}
+		// k3s stopped setting the master role label before v1.34 (k3smodel/nodelabels.go).
+		if v, ok := obj.Labels["node-role.kubernetes.io/master"]; ok {
+			t.Errorf("%s has label node-role.kubernetes.io/master=%q", role, v)
 		}
 		for _, a := range etcdAnnotations {
 			v, ok := obj.Annotations[a]

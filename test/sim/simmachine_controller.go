@@ -127,7 +127,12 @@ func (r *machineReconciler) boot(ctx context.Context, sm *simv1.SimMachine, mach
 		notReady(sm, bootstrapDataInvalidReason, err.Error())
 		return ctrl.Result{}, nil
 	}
-	sm.Status.Role, sm.Status.K3sVersion = b.install.role, b.install.version
+	installed, err := installedRelease(b, sm)
+	if err != nil {
+		notReady(sm, bootstrapDataInvalidReason, err.Error())
+		return ctrl.Result{}, nil
+	}
+	sm.Status.Role, sm.Status.K3sVersion = b.install.role, installed
 	if err := b.checkRestore(); err != nil {
 		// k3s exits without restoring, and the data starts it only after a restore.
 		notReady(sm, restoreFailedReason, err.Error())
@@ -165,6 +170,10 @@ func (r *machineReconciler) boot(ctx context.Context, sm *simv1.SimMachine, mach
 	}
 	providerID := "sim://" + sm.Namespace + "/" + sm.Name
 	n, err := nodeFor(b, machine.Name, providerID)
+	if err == nil {
+		n.version = installed
+		n.providerID, err = nodeProviderID(b, s, n.name, providerID)
+	}
 	if err != nil {
 		notReady(sm, bootstrapDataInvalidReason, err.Error())
 		return ctrl.Result{}, nil

@@ -25,6 +25,7 @@ import (
 
 	"github.com/capk3s/capk3s/test/envtest"
 	simv1 "github.com/capk3s/capk3s/test/sim/api/v1beta2"
+	"github.com/capk3s/capk3s/test/sim/k3smodel"
 )
 
 // The stand-in plays the system-upgrade-controller (SUC) on a simulated workload
@@ -109,6 +110,11 @@ func (s *sucStandIn) reconcile(ctx context.Context, key types.NamespacedName) (t
 	}
 	spec, _ := plan.Object["spec"].(map[string]any)
 	version, _ := spec["version"].(string)
+	channel, _ := spec["channel"].(string)
+	if _, err := k3smodel.ResolvePlanVersion(version, channel); err != nil {
+		// SUC makes no Job for a Plan it cannot resolve, and waits for a new spec.
+		return 0, s.setUnresolved(ctx, plan, err)
+	}
 	hash := specHash(spec)
 	selector, err := planSelector(spec)
 	if err != nil {
@@ -187,7 +193,8 @@ func (s *sucStandIn) upgrade(ctx context.Context, plan *unstructured.Unstructure
 func (s *sucStandIn) setStatus(ctx context.Context, plan *unstructured.Unstructured, version, hash string, applying []string,
 	status metav1.ConditionStatus, reason, msg, condType string) error {
 	before := plan.DeepCopy()
-	st := map[string]any{"latestVersion": version}
+	latest, _ := k3smodel.ResolvePlanVersion(version, "")
+	st := map[string]any{"latestVersion": latest}
 	if hash != "" {
 		st["latestHash"] = hash
 	} else if old, ok, _ := unstructured.NestedString(plan.Object, "status", "latestHash"); ok {

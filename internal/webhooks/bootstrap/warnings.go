@@ -25,5 +25,6 @@ func IgnoredFieldWarnings(spec *bootstrapv1.KThreesConfigSpec, fldPath *field.Pa
 	if spec.ServerConfig.DeprecatedEtcdProxyImage != "" { //nolint:staticcheck // warning about the deprecated field is this function's job
 		warnings = append(warnings, fldPath.Child("serverConfig", "etcdProxyImage").String()+" "+etcdProxyImageWarning)
 	}
-	return warnings
+	// Not an ignored field, but every caller that warns about those warns about this.
+	return append(warnings, CloudControllerWarnings(spec, fldPath)...)
 }

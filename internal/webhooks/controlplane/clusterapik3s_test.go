@@ -37,6 +37,8 @@ func TestClusterAPIK3sControlPlaneManifestKeepsEveryField(t *testing.T) {
 	}
 	wantWarnings := []string{
 		"spec.kthreesConfigSpec.serverConfig.etcdProxyImage is ignored: capk3s runs no etcd proxy; it never connects to etcd and leaves membership changes to k3s's own etcd controller",
+		// The manifest turns k3s's embedded cloud controller on.
+		"spec.kthreesConfigSpec.serverConfig.disableCloudController is false: k3s's embedded cloud controller gives Nodes providerID k3s://<node-name>; a Machine finds its Node only if the infrastructure reports that ID (or kubeletArgs set provider-id)",
 		"spec.machineTemplate.infrastructureRef.fieldPath is ignored: spec.machineTemplate.spec.infrastructureRef, which replaces this reference, names the template by apiGroup, kind and name only; the reference is kept as written",
 		"spec.machineTemplate.infrastructureRef.resourceVersion is ignored: spec.machineTemplate.spec.infrastructureRef, which replaces this reference, names the template by apiGroup, kind and name only; the reference is kept as written",
 		"spec.machineTemplate.infrastructureRef.uid is ignored: spec.machineTemplate.spec.infrastructureRef, which replaces this reference, names the template by apiGroup, kind and name only; the reference is kept as written",
