@@ -14,10 +14,10 @@ const (
 	EtcdRemovedNodeNameAnnotation = "etcd.k3s.cattle.io/removed-node-name"
 	EtcdNodeNameAnnotation        = "etcd.k3s.cattle.io/node-name"
 	EtcdNodeAddressAnnotation     = "etcd.k3s.cattle.io/node-address"
-	// EtcdRoleLabel is set to "true" by k3s's metadata controller on every etcd Node
-	// (pkg/etcd/metadata_controller.go, handleSelf).
-	EtcdRoleLabel = "node-role.kubernetes.io/etcd"
 )
+
+// EtcdRoleLabel (nodelabels.go) is set to "true" by k3s's metadata controller on every
+// etcd Node (pkg/etcd/metadata_controller.go, handleSelf).
 
 // MemberSync is what one sync of k3s's etcd member controller does with a Node
 // (pkg/etcd/member_controller.go, etcdMemberHandler.sync).
