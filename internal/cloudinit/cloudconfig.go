@@ -39,7 +39,8 @@ type writeFile struct {
 
 // encodeCloudConfig writes the plan as a #cloud-config document: files as
 // write_files, commands as runcmd (cloud-init runs them, one sh line each, in
-// order), after the chowns that numeric owners need (cloudconfig_owner.go).
+// order), after the chowns that numeric owners need (cloudconfig_owner.go) and
+// the check that cloud-init applied the files and users (cloudconfig_check.go).
 func encodeCloudConfig(p *plan) ([]byte, error) {
 	files := make([]writeFile, 0, len(p.files))
 	var chowns []string
@@ -54,7 +55,8 @@ func encodeCloudConfig(p *plan) ([]byte, error) {
 		}
 		files = append(files, w)
 	}
-	cmds := append(chowns, p.commands...)
+	cmds := append(chowns, checkCommand(p.files, p.os.users))
+	cmds = append(cmds, p.commands...)
 	out, err := yaml.Marshal(cloudConfig{ccOSSetup: cloudConfigOS(p.os), WriteFiles: files, RunCmd: cmds})
 	if err != nil {
 		return nil, fmt.Errorf("marshalling cloud-config: %w", err)

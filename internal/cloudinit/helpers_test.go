@@ -17,6 +17,9 @@ type parsed struct {
 	ccOSSetup
 	WriteFiles []writeFile `json:"write_files"`
 	RunCmd     []string    `json:"runcmd"`
+	// Check is the runcmd entry that checks files and users (cloudconfig_check.go);
+	// parse takes it out of RunCmd, so that RunCmd is the chowns and the plan's commands.
+	Check string `json:"-"`
 }
 
 // parse checks the header and reads the document back with sigs.k8s.io/yaml.
@@ -33,7 +36,33 @@ func parse(t testing.TB, out []byte) parsed {
 	if err := yaml.UnmarshalStrict(out, &p); err != nil {
 		t.Fatalf("output is not a cloud-config: %v\n%s", err, out)
 	}
+	p.takeCheck(t)
 	return p
+}
+
+// takeCheck removes the check entry from runcmd: there must be exactly one, and
+// it must come after every chown and before any other command.
+func (p *parsed) takeCheck(t testing.TB) {
+	t.Helper()
+	at := -1
+	for i, c := range p.RunCmd {
+		if strings.HasPrefix(c, checkHeader+"\n") {
+			if at >= 0 {
+				t.Fatalf("runcmd has two checks, [%d] and [%d]", at, i)
+			}
+			at = i
+		}
+	}
+	if at < 0 {
+		t.Fatalf("runcmd has no check of files and users: %q", p.RunCmd)
+	}
+	for i, c := range p.RunCmd {
+		if chown := chownCommand.MatchString(c); chown != (i < at) {
+			t.Fatalf("runcmd[%d] = %q: the check (runcmd[%d]) must follow the chowns and come before anything else", i, c, at)
+		}
+	}
+	p.Check = p.RunCmd[at]
+	p.RunCmd = append(p.RunCmd[:at:at], p.RunCmd[at+1:]...)
 }
 
 // chownCommand is the runcmd line that gives a file its numeric owner: two
