@@ -43,7 +43,7 @@ type writeFile struct {
 // the check that cloud-init applied the files and users (cloudconfig_check.go).
 func encodeCloudConfig(p *plan) ([]byte, error) {
 	files := make([]writeFile, 0, len(p.files))
-	var chowns []string
+	var chowns, chmods []string
 	created := createdAccounts(p.os.users)
 	for _, f := range p.files {
 		w, err := cloudInitFile(f)
@@ -53,9 +53,12 @@ func encodeCloudConfig(p *plan) ([]byte, error) {
 		if c := cloudInitOwnership(&w, created); c != "" {
 			chowns = append(chowns, c)
 		}
+		if c := specialModeChmod(f); c != "" {
+			chmods = append(chmods, c)
+		}
 		files = append(files, w)
 	}
-	cmds := append(chowns, checkCommand(p.files, p.os.users))
+	cmds := append(append(chowns, chmods...), checkCommand(p.files, p.os.users))
 	cmds = append(cmds, p.commands...)
 	out, err := yaml.Marshal(cloudConfig{ccOSSetup: cloudConfigOS(p.os), WriteFiles: files, RunCmd: cmds})
 	if err != nil {

@@ -134,3 +134,26 @@ func TestRenderCreatesPrimaryGroupsFirst(t *testing.T) {
 		t.Error("a groups key without primary groups")
 	}
 }
+
+// TestRenderRestoresSetuidAfterCloudInit: cloud-init's write_files sets the mode
+// and then the owner, and the kernel clears setuid and setgid on chown, so such
+// a file landed 0750 instead of 4750 (both Debian cloud-inits, test/bootos). A
+// chmod after the chowns sets the bits again.
+func TestRenderRestoresSetuidAfterCloudInit(t *testing.T) {
+	in := minimal(Agent)
+	in.Files = []File{
+		{Path: "/opt/suid", Permissions: "4750", Content: "a"},
+		{Path: "/opt/sgid", Owner: "1000:1000", Permissions: "2755", Content: "b"},
+		{Path: "/opt/sticky", Permissions: "1777", Content: "c"},
+		{Path: "/opt/plain", Permissions: "0755", Content: "d"},
+	}
+	out, err := Render(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := parse(t, out)
+	want := []string{"chmod '4750' '/opt/suid' || exit 1", "chmod '2755' '/opt/sgid' || exit 1"}
+	if !reflect.DeepEqual(p.Chmods, want) {
+		t.Errorf("chmods = %q, want %q", p.Chmods, want)
+	}
+}

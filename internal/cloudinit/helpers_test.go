@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -20,7 +21,12 @@ type parsed struct {
 	// Check is the runcmd entry that checks files and users (cloudconfig_check.go);
 	// parse takes it out of RunCmd, so that RunCmd is the chowns and the plan's commands.
 	Check string `json:"-"`
+	// Chmods are the runcmd lines that set setuid/setgid bits again, between the
+	// chowns and the check; parse takes them out of RunCmd too.
+	Chmods []string `json:"-"`
 }
+
+var chmodCommand = regexp.MustCompile(`^chmod '[0-7]+' '((?:[^']|'\\'')*)' \|\| exit 1$`)
 
 // parse checks the header and reads the document back with sigs.k8s.io/yaml.
 func parse(t testing.TB, out []byte) parsed {
@@ -56,13 +62,19 @@ func (p *parsed) takeCheck(t testing.TB) {
 	if at < 0 {
 		t.Fatalf("runcmd has no check of files and users: %q", p.RunCmd)
 	}
+	chmods := 0
 	for i, c := range p.RunCmd {
-		if chown := chownCommand.MatchString(c); chown != (i < at) {
-			t.Fatalf("runcmd[%d] = %q: the check (runcmd[%d]) must follow the chowns and come before anything else", i, c, at)
+		chmod := chmodCommand.MatchString(c)
+		if chown := chownCommand.MatchString(c); (chown || chmod) != (i < at) || chown && chmods > 0 {
+			t.Fatalf("runcmd[%d] = %q: the check (runcmd[%d]) must follow the chowns, then chmods, and come before anything else", i, c, at)
+		}
+		if chmod {
+			chmods++
 		}
 	}
+	p.Chmods = slices.Clone(p.RunCmd[at-chmods : at])
 	p.Check = p.RunCmd[at]
-	p.RunCmd = append(p.RunCmd[:at:at], p.RunCmd[at+1:]...)
+	p.RunCmd = append(p.RunCmd[:at-chmods:at-chmods], p.RunCmd[at+1:]...)
 }
 
 // chownCommand is the runcmd line that gives a file its numeric owner: two

@@ -9,7 +9,7 @@ mkdir -p $OUT /var/lib/cloud/seed/nocloud /var/lib/capk3s-standin /usr/local/sha
 cp /seed/user-data /var/lib/cloud/seed/nocloud/user-data
 printf 'instance-id: iid-capk3s\nlocal-hostname: capk3s-test\n' > /var/lib/cloud/seed/nocloud/meta-data
 printf 'datasource_list: [NoCloud, None]\nlocale: C.UTF-8\n' > /etc/cloud/cloud.cfg.d/99-capk3s-test.cfg
-for f in systemctl curl ssh-keygen; do install -m 0755 /seed/standins/$f /usr/local/bin/$f; done
+for f in systemctl curl ssh-keygen mount; do install -m 0755 /seed/standins/$f /usr/local/bin/$f; done
 install -m 0755 /seed/standins/service /usr/local/sbin/service
 install -m 0755 /seed/standins/install.sh /usr/local/share/capk3s/install.sh
 install -m 0755 /seed/standins/install.sh /opt/install.sh
