@@ -280,4 +280,3 @@ func checkCalls(t *testing.T, m *machine, want []string) {
 		t.Errorf("calls:\n%s\nwant in this order:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
-
