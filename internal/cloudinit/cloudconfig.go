@@ -39,10 +39,11 @@ type writeFile struct {
 
 // encodeCloudConfig writes the plan as a #cloud-config document: files as
 // write_files, commands as runcmd (cloud-init runs them, one sh line each, in
-// order), after the chowns that numeric owners need (cloudconfig_owner.go).
+// order), after the chowns that numeric owners need (cloudconfig_owner.go) and
+// the check that cloud-init applied the files and users (cloudconfig_check.go).
 func encodeCloudConfig(p *plan) ([]byte, error) {
 	files := make([]writeFile, 0, len(p.files))
-	var chowns []string
+	var chowns, chmods []string
 	created := createdAccounts(p.os.users)
 	for _, f := range p.files {
 		w, err := cloudInitFile(f)
@@ -52,9 +53,13 @@ func encodeCloudConfig(p *plan) ([]byte, error) {
 		if c := cloudInitOwnership(&w, created); c != "" {
 			chowns = append(chowns, c)
 		}
+		if c := specialModeChmod(f); c != "" {
+			chmods = append(chmods, c)
+		}
 		files = append(files, w)
 	}
-	cmds := append(chowns, p.commands...)
+	cmds := append(append(chowns, chmods...), checkCommand(p.files, p.os.users))
+	cmds = append(cmds, p.commands...)
 	out, err := yaml.Marshal(cloudConfig{ccOSSetup: cloudConfigOS(p.os), WriteFiles: files, RunCmd: cmds})
 	if err != nil {
 		return nil, fmt.Errorf("marshalling cloud-config: %w", err)

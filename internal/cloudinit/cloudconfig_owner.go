@@ -1,6 +1,7 @@
 package cloudinit
 
 import (
+	"strconv"
 	"strings"
 )
 
@@ -86,4 +87,17 @@ func cloudInitOwnership(w *writeFile, created map[string]bool) (chown string) {
 	// root exists before any stage, even if spec.users lists it.
 	w.Defer = (user != "root" && created[user]) || (group != "root" && created[group])
 	return ""
+}
+
+// specialModeChmod sets a setuid or setgid bit again after cloud-init: its
+// write_files sets the mode first and the owner after, and Linux clears those
+// bits on chown, also root's (seen with cloud-init 22.4 and 25.1, test/bootos).
+// It runs after the chowns of numeric owners, which would clear them too, and a
+// failure stops the runcmd script like a failed chown.
+func specialModeChmod(f File) string {
+	mode, err := strconv.ParseUint(f.Permissions, 8, 32)
+	if err != nil || mode&0o6000 == 0 {
+		return ""
+	}
+	return "chmod " + shellQuote(f.Permissions) + " " + shellQuote(f.Path) + " || exit 1"
 }

@@ -93,7 +93,8 @@ func TestRenderFileOwners(t *testing.T) {
 			t.Errorf("%s: owner %v, defer %v; want owner %s, defer %v", p, f["owner"], f["defer"], want.owner, want.deferred)
 		}
 	}
-	wantRunCmd := []any{
+	p := parse(t, out)
+	wantRunCmd := []string{
 		"chown '1000:1000' '/opt/uid' || exit 1",
 		"chown '0:0' '/opt/zero' || exit 1",
 		"chown '1001:ops' '/opt/uid-and-name' || exit 1",
@@ -103,7 +104,7 @@ func TestRenderFileOwners(t *testing.T) {
 		"curl -sfL 'https://get.k3s.io' | INSTALL_K3S_VERSION='v1.35.4+k3s1' sh -s - agent",
 		agentSentinel,
 	}
-	if got := m["runcmd"]; !reflect.DeepEqual(got, wantRunCmd) {
+	if got := p.RunCmd; !reflect.DeepEqual(got, wantRunCmd) {
 		t.Errorf("runcmd = %q\nwant %q", got, wantRunCmd)
 	}
 	// The permissions are the file's own, whoever owns it.

@@ -28,7 +28,9 @@
 // gz+b64; cloud-init decodes it, so the file on disk is unchanged. Commands,
 // paths and owners cannot be re-encoded, so the few such strings are errors.
 //
-// runcmd: (cloud-config only) the chowns of numeric owners, preK3sCommands, the
+// runcmd: (cloud-config only) the chowns of numeric owners, the chmods of setuid/setgid
+// files, the check that cloud-init wrote every file and created every user
+// (cloudconfig_check.go; on a mismatch the script stops), preK3sCommands, the
 // k3s install, postK3sCommands, then the sentinel
 // /run/cluster-api/bootstrap-success.complete, written only if the k3s (or
 // k3s-agent) unit is active.

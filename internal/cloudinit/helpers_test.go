@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,7 +18,15 @@ type parsed struct {
 	ccOSSetup
 	WriteFiles []writeFile `json:"write_files"`
 	RunCmd     []string    `json:"runcmd"`
+	// Check is the runcmd entry that checks files and users (cloudconfig_check.go);
+	// parse takes it out of RunCmd, so that RunCmd is the chowns and the plan's commands.
+	Check string `json:"-"`
+	// Chmods are the runcmd lines that set setuid/setgid bits again, between the
+	// chowns and the check; parse takes them out of RunCmd too.
+	Chmods []string `json:"-"`
 }
+
+var chmodCommand = regexp.MustCompile(`^chmod '[0-7]+' '((?:[^']|'\\'')*)' \|\| exit 1$`)
 
 // parse checks the header and reads the document back with sigs.k8s.io/yaml.
 func parse(t testing.TB, out []byte) parsed {
@@ -33,7 +42,39 @@ func parse(t testing.TB, out []byte) parsed {
 	if err := yaml.UnmarshalStrict(out, &p); err != nil {
 		t.Fatalf("output is not a cloud-config: %v\n%s", err, out)
 	}
+	p.takeCheck(t)
 	return p
+}
+
+// takeCheck removes the check entry from runcmd: there must be exactly one, and
+// it must come after every chown and before any other command.
+func (p *parsed) takeCheck(t testing.TB) {
+	t.Helper()
+	at := -1
+	for i, c := range p.RunCmd {
+		if strings.HasPrefix(c, checkHeader+"\n") {
+			if at >= 0 {
+				t.Fatalf("runcmd has two checks, [%d] and [%d]", at, i)
+			}
+			at = i
+		}
+	}
+	if at < 0 {
+		t.Fatalf("runcmd has no check of files and users: %q", p.RunCmd)
+	}
+	chmods := 0
+	for i, c := range p.RunCmd {
+		chmod := chmodCommand.MatchString(c)
+		if chown := chownCommand.MatchString(c); (chown || chmod) != (i < at) || chown && chmods > 0 {
+			t.Fatalf("runcmd[%d] = %q: the check (runcmd[%d]) must follow the chowns, then chmods, and come before anything else", i, c, at)
+		}
+		if chmod {
+			chmods++
+		}
+	}
+	p.Chmods = slices.Clone(p.RunCmd[at-chmods : at])
+	p.Check = p.RunCmd[at]
+	p.RunCmd = append(p.RunCmd[:at-chmods:at-chmods], p.RunCmd[at+1:]...)
 }
 
 // chownCommand is the runcmd line that gives a file its numeric owner: two

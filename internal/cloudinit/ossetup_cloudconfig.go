@@ -9,8 +9,10 @@ import (
 // users and ntp before runcmd, which installs k3s. device_aliases serves
 // fs_setup (ccFilesystemDevice).
 type ccOSSetup struct {
-	BootCmd       []string          `json:"bootcmd,omitempty"`
-	NTP           *ccNTP            `json:"ntp,omitempty"`
+	BootCmd []string `json:"bootcmd,omitempty"`
+	NTP     *ccNTP   `json:"ntp,omitempty"`
+	// Groups are created before Users: the users' primary groups (primaryGroups).
+	Groups        []string          `json:"groups,omitempty"`
 	Users         []ccUser          `json:"users,omitempty"`
 	DeviceAliases map[string]string `json:"device_aliases,omitempty"`
 	DiskSetup     map[string]ccDisk `json:"disk_setup,omitempty"`
@@ -63,7 +65,7 @@ type ccFilesystem struct {
 
 // cloudConfigOS writes the plan's OS setup in cloud-init's keys.
 func cloudConfigOS(s osSetup) ccOSSetup {
-	out := ccOSSetup{BootCmd: s.bootCommands, Mounts: s.mounts}
+	out := ccOSSetup{BootCmd: s.bootCommands, Mounts: s.mounts, Groups: primaryGroups(s.users)}
 	if s.ntp != nil {
 		out.NTP = &ccNTP{Enabled: s.ntp.Enabled, Servers: s.ntp.Servers}
 	}

@@ -65,6 +65,9 @@ func parseCloudConfig(data []byte) (*bootData, error) {
 	if b.os, err = cc.osSetup(); err != nil {
 		return nil, err
 	}
+	if err := checkPrimaryGroups(cc.Groups, cc.Users); err != nil {
+		return nil, err
+	}
 	// Deferred entries are written in cloud-init's final stage, after users and
 	// before the runcmd script: for the commands, all files are there.
 	created := cloudInitAccounts(cc.Users)

@@ -246,7 +246,7 @@ func TestParseCloudConfigErrors(t *testing.T) {
 		},
 		{
 			name:    "file owned by a primary group of users, written before users",
-			data:    minimal("- path: /etc/x\n  owner: nobody:team\n", "") + "users:\n- {name: ops, primary_group: team}\n",
+			data:    minimal("- path: /etc/x\n  owner: nobody:team\n", "") + "groups: [team]\nusers:\n- {name: ops, primary_group: team}\n",
 			wantErr: "team is created by users",
 		},
 		{
@@ -520,9 +520,11 @@ func TestParseCloudConfigReadsRenderedData(t *testing.T) {
 			if !equalJSON(t, b.k3sConfig, tc.wantOptions) {
 				t.Errorf("k3s options = %v, want %v", b.k3sConfig, tc.wantOptions)
 			}
-			if n := len(b.commands); n != 4 || b.commands[0] != "echo pre" || b.commands[2] != "echo post" ||
-				!strings.Contains(b.commands[3], "/run/cluster-api/bootstrap-success.complete") {
-				t.Errorf("commands = %q, want pre, install, post, sentinel", b.commands)
+			// First the product's check that cloud-init applied the files and users.
+			if n := len(b.commands); n != 5 || !strings.Contains(b.commands[0], "/etc/rancher/k3s/config.yaml") ||
+				b.commands[1] != "echo pre" || b.commands[3] != "echo post" ||
+				!strings.Contains(b.commands[4], "/run/cluster-api/bootstrap-success.complete") {
+				t.Errorf("commands = %q, want check, pre, install, post, sentinel", b.commands)
 			}
 			wantFiles := map[string]string{}
 			for _, f := range tc.in.Files {

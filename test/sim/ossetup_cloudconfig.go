@@ -18,7 +18,9 @@ type cloudConfigOS struct {
 		Servers []string `json:"servers"`
 		Pools   []string `json:"pools"`
 	} `json:"ntp"`
-	Users     []any          `json:"users"`
+	Users []any `json:"users"`
+	// Groups are created before users (cloudinit_groups.go).
+	Groups    []any          `json:"groups"`
 	DiskSetup map[string]any `json:"disk_setup"`
 	// DeviceAliases name devices for disk_setup and fs_setup.
 	DeviceAliases map[string]string `json:"device_aliases"`

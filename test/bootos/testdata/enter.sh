@@ -1,0 +1,23 @@
+#!/bin/sh
+# usage: enter.sh LOWER DIR COMMAND
+# Runs COMMAND (sh) chrooted into an overlay of the cached root LOWER, with DIR/upper
+# taking every write, in fresh mount, pid, uts, ipc and network namespaces: nothing
+# reaches the host or LOWER. DIR/seed is copied to /seed. /run, /tmp and /dev are
+# tmpfs (with a few device nodes bound from the host's); what must outlive the run
+# goes under /var.
+set -eu
+LOWER=$1 DIR=$2 CMD=$3
+exec unshare --mount --pid --fork --uts --ipc --net /bin/sh -eu -s "$LOWER" "$DIR" "$CMD" <<'INNER'
+LOWER=$1 DIR=$2 CMD=$3
+mount --make-rprivate /
+mkdir -p "$DIR/upper" "$DIR/work" "$DIR/merged"
+mount -t overlay overlay -o "lowerdir=$LOWER,upperdir=$DIR/upper,workdir=$DIR/work" "$DIR/merged"
+M=$DIR/merged
+mount -t proc proc "$M/proc"
+for d in run tmp dev; do mount -t tmpfs tmpfs "$M/$d"; done
+for d in null zero full random urandom tty; do touch "$M/dev/$d"; mount --bind "/dev/$d" "$M/dev/$d"; done
+mkdir -p "$M/seed"
+cp -r "$DIR/seed/." "$M/seed/"
+hostname capk3s-test
+exec chroot "$M" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 /bin/sh -c "$CMD"
+INNER
