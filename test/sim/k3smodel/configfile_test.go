@@ -46,7 +46,7 @@ func TestReadConfigValueTypes(t *testing.T) {
 		{RoleAgent, `lb-server-port: "0x1920"`, false}, // base 0, as Go's flag package
 		{RoleAgent, `lb-server-port: 1.5`, true},
 		{RoleAgent, `lb-server-port:`, true}, // null is the empty string
-		{RoleAgent, `selinux: "yes"`, true}, // a quoted YAML "yes" is not a Go bool
+		{RoleAgent, `selinux: "yes"`, true},  // a quoted YAML "yes" is not a Go bool
 		{RoleAgent, `selinux: yes`, false},   // yaml.v2 reads an unquoted yes as true
 		{RoleServer, `etcd-s3-timeout: 5m`, false},
 		{RoleServer, `etcd-s3-timeout: 5`, true},
