@@ -173,6 +173,7 @@ func TestDisableEtcd(t *testing.T) {
 func TestVersionOutsideSupportedMinorsWarns(t *testing.T) {
 	t.Parallel()
 	spec := validSpec()
+	spec.ServerConfig.ExtraConfig, spec.AgentConfig.ExtraConfig = nil, nil
 	if w := K3sVersionWarnings(&spec, "v1.31.4+k3s1", field.NewPath("spec", "version")); len(w) != 0 {
 		t.Errorf("warnings without options to check: %v", w)
 	}
