@@ -58,7 +58,7 @@ func addExtraOptions(o k3sOptions, in Input) error {
 				continue
 			}
 			if !k3s.KnownOption(minors, l.role, key) {
-				unknown = append(unknown, fmt.Sprintf("%s[%s] is not a k3s %s option in %s", l.path, key, l.role, versionName(in.Version, minors)))
+				unknown = append(unknown, fmt.Sprintf("%s[%s] is not a k3s %s option in %s", l.path, key, l.role, versionName(in.Version)))
 				continue
 			}
 			v, err := k3s.OptionValue(l.options[key].Raw)
@@ -80,7 +80,7 @@ func addExtraOptions(o k3sOptions, in Input) error {
 }
 
 // versionName is the k3s release a message speaks of.
-func versionName(version string, minors []int) string {
+func versionName(version string) string {
 	if version != "" {
 		return "k3s " + k3s.NormalizeVersion(version)
 	}

@@ -131,7 +131,7 @@ func CheckOptionType(minors []int, role, key string, v any) error {
 		}
 		for _, s := range OptionTexts(v) {
 			if err := parseFlagValue(f.Type, s); err != nil {
-				return fmt.Errorf("k3s v1.%d's %s takes %s; the value given is not one, and k3s would not start", m, f.Name, err)
+				return fmt.Errorf("k3s v1.%d's %s takes %w; the value given is not one, and k3s would not start", m, f.Name, err)
 			}
 		}
 	}
