@@ -55,6 +55,19 @@ generate: ## Regenerate deepcopy, CRDs and RBAC.
 	$(CONTROLLER_GEN) webhook paths=./internal/webhooks/controlplane/... output:webhook:dir=config/controlplane/webhook
 	$(CONTROLLER_GEN) crd paths=./test/sim/api/... output:crd:dir=test/sim/config/crd/bases
 
+# k3s's flags per supported minor, read from a git mirror of k3s (K3S_MIRROR, a bare
+# repository with upstream history) at the "Update to v1.X.Y" commits below. Run by hand
+# when a minor is added; not part of generate (CI has no k3s source). Both tables are
+# written from the one extraction; each package states its own rules over its copy.
+K3S_MIRROR ?=
+K3S_MINORS ?= 34=0b241dca61a0d0f187988b394d9c1e560d6f6d64,35=595cf680cf4c5d8ebb18ad7959f6d2fae04fa91c,36=25e8ee776429004210a63446fd639b859fc17092
+
+.PHONY: k3s-flags
+k3s-flags: ## Re-read k3s's flags per minor from a k3s mirror (K3S_MIRROR=path/to/k3s.git [K3S_MINORS=34=<commit>,...]).
+	@if [[ -z "$(K3S_MIRROR)" ]]; then echo "K3S_MIRROR is not set"; exit 1; fi
+	go run ./hack/k3sflags -mirror $(K3S_MIRROR) -minors $(K3S_MINORS) -pkg k3s -out internal/k3s/flags_generated.go
+	go run ./hack/k3sflags -mirror $(K3S_MIRROR) -minors $(K3S_MINORS) -pkg k3smodel -out test/sim/k3smodel/flags_generated.go
+
 # Where generated files live, for the staleness check.
 GENERATED := api config test/sim/api test/sim/config
 

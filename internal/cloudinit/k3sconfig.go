@@ -3,8 +3,11 @@ package cloudinit
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/capk3s/capk3s/internal/k3s"
 )
 
 const k3sConfigPath = "/etc/rancher/k3s/config.yaml"
@@ -31,6 +34,11 @@ func renderK3sConfig(in Input) ([]byte, error) {
 	o := k3sOptions{}
 	o.str("token", in.Token)
 	o.str("server", in.ServerURL)
+	// k3s hands node-label to the kubelet, which will not start with a label it may
+	// not set on its own Node.
+	if reserved := k3s.ReservedNodeLabels(ac.NodeLabels); len(reserved) > 0 {
+		return nil, fmt.Errorf("spec.agentConfig.nodeLabels: the kubelet refuses to start with labels in kubernetes.io or k8s.io it may not set: %s", strings.Join(reserved, ", "))
+	}
 	o.list("node-label", ac.NodeLabels)
 	o.list("node-taint", ac.NodeTaints)
 	o.list("kubelet-arg", kubeletArgs(in))

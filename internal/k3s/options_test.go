@@ -20,7 +20,6 @@ func TestKnownOption(t *testing.T) {
 		{key: "kubelet-arg", onServer: true, onAgent: true},
 		{key: "kube-proxy-arg", onServer: true, onAgent: true},
 		{key: "private-registry", onServer: true, onAgent: true},
-		{key: "system-default-registry", onServer: true, onAgent: true},
 		{key: "node-ip", onServer: true, onAgent: true},
 		{key: "data-dir", onServer: true, onAgent: true},
 		{key: "selinux", onServer: true, onAgent: true},
@@ -45,6 +44,17 @@ func TestKnownOption(t *testing.T) {
 		{key: "datastore-endpoint", onServer: true},
 		{key: "write-kubeconfig-mode", onServer: true},
 		{key: "secrets-encryption", onServer: true},
+		{key: "secrets-encryption-provider", onServer: true},
+		{key: "system-default-registry", onServer: true},
+		{key: "etcd-s3-retention", onServer: true},
+		{key: "etcd-s3-bucket-lookup-type", onServer: true},
+		{key: "etcd-s3-session-token", onServer: true},
+		{key: "etcd-snapshot-reconcile-interval", onServer: true},
+		// Agent-only.
+		{key: "disable-apiserver-lb", onAgent: true},
+		// Real flags of both roles the earlier hand list lacked or misspelt.
+		{key: "flannel-cni-conf", onServer: true, onAgent: true},
+		{key: "lb-server-port", onServer: true, onAgent: true},
 		// "+" appends to a list: the option's own name decides.
 		{key: "node-label+", onServer: true, onAgent: true},
 		{key: "kubelet-arg+", onServer: true, onAgent: true},
@@ -61,40 +71,25 @@ func TestKnownOption(t *testing.T) {
 		{key: "+node-label"},
 		{key: "cluster-init+x"},
 		{key: "kubeconfig"},
+		{key: "flannel-cni-conf-dir"},
+		{key: "kube-apiserver-extra-mount"},
+		{key: "kube-scheduler-extra-mount"},
+		{key: "helm-controller-arg"},
+		{key: "write-kubeconfig-name"},
 	}
-	for _, tc := range tests {
-		if got := KnownOption(RoleServer, tc.key); got != tc.onServer {
-			t.Errorf("KnownOption(server, %q) = %v, want %v", tc.key, got, tc.onServer)
-		}
-		if got := KnownOption(RoleAgent, tc.key); got != tc.onAgent {
-			t.Errorf("KnownOption(agent, %q) = %v, want %v", tc.key, got, tc.onAgent)
-		}
-		// An unknown role gets the options every k3s subcommand takes, and no more.
-		if got := KnownOption("etcd", tc.key); got != tc.onAgent {
-			t.Errorf("KnownOption(etcd, %q) = %v, want %v", tc.key, got, tc.onAgent)
-		}
-	}
-}
-
-// TestOptionSetsAreDisjoint keeps every option in one list only: servers take both,
-// so one listed twice is a mistake about which role takes it.
-func TestOptionSetsAreDisjoint(t *testing.T) {
-	t.Parallel()
-	if len(agentOptions) < 40 || len(serverOnlyOptions) < 60 {
-		t.Fatalf("option sets have %d agent and %d server-only options: the lists did not parse", len(agentOptions), len(serverOnlyOptions))
-	}
-	for key := range serverOnlyOptions {
-		if agentOptions[key] {
-			t.Errorf("%q is both an agent option and a server-only option", key)
+	// The three supported minors have the same flags (k3s v1.34.9, v1.35.4, v1.36.2).
+	for _, minor := range []int{34, 35, 36} {
+		for _, tc := range tests {
+			if got := KnownOption([]int{minor}, RoleServer, tc.key); got != tc.onServer {
+				t.Errorf("v1.%d: KnownOption(server, %q) = %v, want %v", minor, tc.key, got, tc.onServer)
+			}
+			if got := KnownOption([]int{minor}, RoleAgent, tc.key); got != tc.onAgent {
+				t.Errorf("v1.%d: KnownOption(agent, %q) = %v, want %v", minor, tc.key, got, tc.onAgent)
+			}
 		}
 	}
-}
-
-func TestOptionSet(t *testing.T) {
-	t.Parallel()
-	got := optionSet("\n\t a  b\n\tc a\n")
-	if len(got) != 3 || !got["a"] || !got["b"] || !got["c"] || got[""] {
-		t.Errorf(`optionSet = %v, want {a, b, c}`, got)
+	if KnownOption(nil, RoleServer, "token") || KnownOption([]int{33}, RoleServer, "token") {
+		t.Error("KnownOption knows options of no minor, or of an unsupported one")
 	}
 }
 
@@ -103,7 +98,7 @@ func TestOptionSet(t *testing.T) {
 func TestManagedOptionsAreKnown(t *testing.T) {
 	t.Parallel()
 	for key, field := range ManagedOptions {
-		if !KnownOption(RoleServer, key) {
+		if !KnownOption(SupportedMinors(), RoleServer, key) {
 			t.Errorf("managed option %q is no k3s option", key)
 		}
 		if field == "" {
@@ -111,7 +106,6 @@ func TestManagedOptionsAreKnown(t *testing.T) {
 		}
 	}
 }
-
 func TestOptionValue(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -31,6 +31,8 @@ type bootData struct {
 	k3sConfig map[string]any
 	// os is the OS setup done before k3s.
 	os osSetup
+	// dropped are the config keys k3s server skipped (see readAsK3s).
+	dropped []string
 }
 
 // cloudConfig is the part of cloud-init's schema that k3s machines depend on.

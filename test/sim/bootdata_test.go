@@ -663,7 +663,7 @@ func TestParseCloudConfigReadsGoldenFiles(t *testing.T) {
 				}
 			}
 			for key := range b.k3sConfig {
-				if !knownOption(b.install.role, key) {
+				if !knownOption(t, b.install.version, b.install.role, key) {
 					t.Errorf("option %q is not one k3s %s takes", key, b.install.role)
 				}
 			}

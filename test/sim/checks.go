@@ -6,19 +6,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"sigs.k8s.io/cluster-api/util/certs"
-
-	"github.com/capk3s/capk3s/internal/k3s"
-)
-
-// The roles as k3s's install script names them, which are also the roles whose
-// options internal/k3s lists.
-const (
-	roleServer = k3s.RoleServer
-	roleAgent  = k3s.RoleAgent
 )
 
 // k3sToken is a join token in one of the forms k3s accepts.
@@ -65,15 +55,8 @@ func (b *bootData) checkStatic() error {
 		return err
 	}
 	role := b.install.role
-	var unknown []string
-	for key := range b.k3sConfig {
-		if !knownOption(role, key) {
-			unknown = append(unknown, key)
-		}
-	}
-	if len(unknown) > 0 {
-		slices.Sort(unknown)
-		return fmt.Errorf("%s has options k3s %s does not take: %s", k3sConfigPath, role, strings.Join(unknown, ", "))
+	if err := b.readAsK3s(); err != nil {
+		return err
 	}
 	if role == roleServer {
 		if err := b.checkCAFiles(); err != nil {

@@ -9,7 +9,7 @@ import (
 )
 
 // TestRendererOptionsAreKnown checks every option the renderer can write, with all
-// of the spec's fields set, against the simulator's lists for its role.
+// of the spec's fields set, against the simulator's flags for its role and minor.
 func TestRendererOptionsAreKnown(t *testing.T) {
 	t.Parallel()
 	ca := mustCAs(t, theCAs)
@@ -27,7 +27,7 @@ func TestRendererOptionsAreKnown(t *testing.T) {
 			t.Errorf("%s: only %d k3s options rendered (%v): the spec did not set them all", role, len(b.k3sConfig), b.k3sConfig)
 		}
 		for key := range b.k3sConfig {
-			if !knownOption(wantRole, key) {
+			if !knownOption(t, b.install.version, wantRole, key) {
 				t.Errorf("%s: the renderer writes %q, which the simulator says k3s %s does not take", role, key, wantRole)
 			}
 		}
@@ -35,8 +35,7 @@ func TestRendererOptionsAreKnown(t *testing.T) {
 }
 
 // TestExtraConfigPassesTheSimulator renders extraConfig options admission lets
-// through and has the simulator check them: the webhooks, the renderer and the
-// simulator share internal/k3s's list, so what one accepts the others take.
+// through and has the simulator, with its own picture of k3s (k3smodel), check them.
 func TestExtraConfigPassesTheSimulator(t *testing.T) {
 	t.Parallel()
 	ca := mustCAs(t, theCAs)

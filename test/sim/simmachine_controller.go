@@ -124,7 +124,7 @@ func (r *machineReconciler) boot(ctx context.Context, sm *simv1.SimMachine, mach
 	}
 	if err != nil {
 		// The machine would run this data and fail the same way each time.
-		notReady(sm, bootstrapDataInvalidReason, err.Error())
+		notReady(sm, bootFailureReason(err), err.Error())
 		return ctrl.Result{}, nil
 	}
 	installed, err := installedRelease(b, sm)
@@ -200,7 +200,7 @@ func (r *machineReconciler) boot(ctx context.Context, sm *simv1.SimMachine, mach
 		{Type: clusterv1.MachineHostName, Address: n.name},
 	}
 	sm.Status.Initialization.Provisioned = ptr.To(true)
-	conditions.Set(sm, metav1.Condition{Type: clusterv1.ReadyCondition, Status: metav1.ConditionTrue, Reason: joinedReason})
+	conditions.Set(sm, metav1.Condition{Type: clusterv1.ReadyCondition, Status: metav1.ConditionTrue, Reason: joinedReason, Message: b.droppedNote()})
 	return ctrl.Result{}, nil
 }
 

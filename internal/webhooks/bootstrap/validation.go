@@ -29,13 +29,24 @@ func ValidateSpec(spec *bootstrapv1.KThreesConfigSpec, fldPath *field.Path) fiel
 	return validateSpec(spec, fldPath)
 }
 
+// ValidateSpecForVersion is ValidateSpec for a spec whose machines install k3s version
+// (the KThreesControlPlane's spec.version) rather than the spec's own: the k3s options
+// are checked against that version's minor.
+func ValidateSpecForVersion(spec *bootstrapv1.KThreesConfigSpec, version string, fldPath *field.Path) field.ErrorList {
+	return validateSpecAt(spec, version, fldPath)
+}
+
 func validateSpec(spec *bootstrapv1.KThreesConfigSpec, fldPath *field.Path) field.ErrorList {
+	return validateSpecAt(spec, spec.Version, fldPath)
+}
+
+func validateSpecAt(spec *bootstrapv1.KThreesConfigSpec, version string, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	errs = append(errs, validateVersion(spec.Version, fldPath.Child("version"))...)
 	errs = append(errs, validateFiles(spec.Files, fldPath.Child("files"))...)
 	errs = append(errs, validateServerConfig(&spec.ServerConfig, fldPath.Child("serverConfig"))...)
 	errs = append(errs, validateRegistries(spec.AgentConfig.Registries, fldPath.Child("agentConfig", "registries"))...)
-	errs = append(errs, validateExtraConfig(spec, fldPath)...)
+	errs = append(errs, validateExtraConfig(spec, version, fldPath)...)
 	errs = append(errs, validateOSSetup(spec, fldPath)...)
 	errs = append(errs, validateInlineSize(spec, fldPath)...)
 	return errs

@@ -21,7 +21,7 @@ const etcdProxyImageWarning = "is ignored: capk3s runs no etcd proxy; it never c
 // accepted for cluster-api-k3s's manifests but ignored. It is exported so the
 // control-plane webhooks warn alike about the KThreesConfigSpec they embed.
 func IgnoredFieldWarnings(spec *bootstrapv1.KThreesConfigSpec, fldPath *field.Path) admission.Warnings {
-	var warnings admission.Warnings
+	warnings := admission.Warnings(K3sVersionWarnings(spec, spec.Version, fldPath.Child("version")))
 	if spec.ServerConfig.DeprecatedEtcdProxyImage != "" { //nolint:staticcheck // warning about the deprecated field is this function's job
 		warnings = append(warnings, fldPath.Child("serverConfig", "etcdProxyImage").String()+" "+etcdProxyImageWarning)
 	}

@@ -37,7 +37,9 @@ func validateSpec(spec *controlplanev1.KThreesControlPlaneSpec, namespace string
 	errs = append(errs, validateRemediationStrategy(spec.RemediationStrategy, fldPath.Child("remediationStrategy"))...)
 	errs = append(errs, validateMachineNaming(spec.MachineNaming, fldPath.Child("machineNaming"))...)
 	errs = append(errs, validateInPlaceUpdates(spec.InPlaceUpdates, fldPath.Child("inPlaceUpdates"))...)
-	errs = append(errs, bootstrapwebhooks.ValidateSpec(&spec.KThreesConfigSpec, fldPath.Child("kthreesConfigSpec"))...)
+	cfgPath := fldPath.Child("kthreesConfigSpec")
+	errs = append(errs, bootstrapwebhooks.ValidateSpecForVersion(&spec.KThreesConfigSpec, spec.Version, cfgPath)...)
+	errs = append(errs, bootstrapwebhooks.ValidateControlPlaneExtraConfig(&spec.KThreesConfigSpec, cfgPath)...)
 	return errs
 }
 
@@ -355,6 +357,7 @@ func validateTemplateSpec(spec *controlplanev1.KThreesControlPlaneTemplateResour
 	errs = append(errs, validateMachineNaming(spec.MachineNaming, fldPath.Child("machineNaming"))...)
 	errs = append(errs, validateInPlaceUpdates(spec.InPlaceUpdates, fldPath.Child("inPlaceUpdates"))...)
 	errs = append(errs, bootstrapwebhooks.ValidateSpec(&spec.KThreesConfigSpec, fldPath.Child("kthreesConfigSpec"))...)
+	errs = append(errs, bootstrapwebhooks.ValidateControlPlaneExtraConfig(&spec.KThreesConfigSpec, fldPath.Child("kthreesConfigSpec"))...)
 	return errs
 }
 

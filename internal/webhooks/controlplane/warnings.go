@@ -21,6 +21,7 @@ const templateRefWarning = "is ignored: a ClusterClass names the servers' infras
 // controlPlaneWarnings are the warnings about a defaulted control plane spec at fldPath.
 func controlPlaneWarnings(spec *controlplanev1.KThreesControlPlaneSpec, fldPath *field.Path) admission.Warnings {
 	warnings := bootstrapwebhooks.IgnoredFieldWarnings(&spec.KThreesConfigSpec, fldPath.Child("kthreesConfigSpec"))
+	warnings = append(warnings, bootstrapwebhooks.K3sVersionWarnings(&spec.KThreesConfigSpec, spec.Version, fldPath.Child("version"))...)
 	if ref := *deprecatedRef(&spec.MachineTemplate); ref != nil {
 		mtPath := fldPath.Child("machineTemplate")
 		warnings = append(warnings, ignoredRefPartWarnings(ref, mtPath.Child("infrastructureRef"), mtPath.Child("spec", "infrastructureRef"))...)
