@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/cluster-api/util/certs"
 
 	"github.com/capk3s/capk3s/internal/k3s"
+	"github.com/capk3s/capk3s/test/sim/k3smodel"
 )
 
 // The roles as k3s's install script names them, which are also the roles whose
@@ -171,6 +172,9 @@ type secrets struct {
 	agentPass  string
 	// datastore is the datastore-endpoint of a datastore cluster, "" with etcd.
 	datastore string
+	// critical are the first server's critical settings (critical.go); nil on a
+	// datastore cluster, whose servers k3s does not compare.
+	critical k3smodel.Critical
 }
 
 // initSecrets are the secrets a cluster-init server sets up from its data.
@@ -194,6 +198,11 @@ func (b *bootData) initSecrets() (secrets, error) {
 		}
 		s.agentPass = agent.passphrase
 	}
+	if s.datastore == "" {
+		if s.critical, err = b.critical(); err != nil {
+			return s, err
+		}
+	}
 	return s, nil
 }
 
@@ -208,7 +217,8 @@ func (s secrets) checkPin(t k3sToken) error {
 // checkJoin checks a joining machine's data against the cluster it joins: the server
 // URL is the endpoint (for a server of a datastore cluster: the datastore is the
 // cluster's), the token is the cluster's (the agent token for agents, when
-// the cluster has one), and an agent carries no server secret.
+// the cluster has one), an agent carries no server secret, and a server of an
+// embedded-etcd cluster shares the cluster's critical settings (critical.go).
 func (b *bootData) checkJoin(s secrets, endpoint string, raw []byte) error {
 	if b.install.role == roleServer && s.datastore != "" {
 		// The endpoint holds a password: the message must not quote it.
@@ -238,7 +248,7 @@ func (b *bootData) checkJoin(s secrets, endpoint string, raw []byte) error {
 	if b.install.role == roleServer && !bytes.Equal(b.files[serverCACertPath], s.caPEM) {
 		return errors.New("a joining server is given another server CA than the cluster's")
 	}
-	return nil
+	return b.checkCritical(s)
 }
 
 // holds says whether secret appears anywhere in the data: as written, in a file once
