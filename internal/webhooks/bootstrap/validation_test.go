@@ -37,15 +37,15 @@ func validSpec() bootstrapv1.KThreesConfigSpec {
 			InstallScriptSHA256: "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 			ArtifactURL:         "https://mirror.example.com/k3s/releases",
 			Registries: &bootstrapv1.Registries{
-			Mirrors: []bootstrapv1.RegistryMirror{
-				{Registry: "docker.io", Endpoints: []string{"https://mirror.example.com:5000", "http://10.0.0.1/v2"}},
-				{Registry: "*", Endpoints: []string{"https://fallback.example.com"}},
-			},
-			Configs: []bootstrapv1.RegistryConfig{
-				{Registry: "mirror.example.com:5000", AuthSecret: &bootstrapv1.SecretReference{Name: "mirror-auth"}, CASecret: &bootstrapv1.SecretReference{Name: "mirror-ca"}},
-				{Registry: "docker.io", InsecureSkipVerify: true},
-			},
-		}},
+				Mirrors: []bootstrapv1.RegistryMirror{
+					{Registry: "docker.io", Endpoints: []string{"https://mirror.example.com:5000", "http://10.0.0.1/v2"}},
+					{Registry: "*", Endpoints: []string{"https://fallback.example.com"}},
+				},
+				Configs: []bootstrapv1.RegistryConfig{
+					{Registry: "mirror.example.com:5000", AuthSecret: &bootstrapv1.SecretReference{Name: "mirror-auth"}, CASecret: &bootstrapv1.SecretReference{Name: "mirror-ca"}},
+					{Registry: "docker.io", InsecureSkipVerify: true},
+				},
+			}},
 	}
 }
 
