@@ -1,6 +1,7 @@
 package cloudinit
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -178,7 +179,8 @@ func runVerification(t *testing.T, dir, verify, install, wantFail string) {
 		}
 		return
 	}
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
 		t.Fatalf("err = %v, want exit status 1", err)
 	}
 	if strings.Contains(string(stdout), "installing:") {
