@@ -132,6 +132,15 @@ func (r *machineReconciler) boot(ctx context.Context, sm *simv1.SimMachine, mach
 		notReady(sm, bootstrapDataInvalidReason, err.Error())
 		return ctrl.Result{}, nil
 	}
+	if err := b.playVerification(installed); err != nil {
+		var v *verificationError
+		if errors.As(err, &v) {
+			notReady(sm, installVerificationFailedReason, err.Error())
+		} else {
+			notReady(sm, bootstrapDataInvalidReason, err.Error())
+		}
+		return ctrl.Result{}, nil
+	}
 	sm.Status.Role, sm.Status.K3sVersion = b.install.role, installed
 	if err := b.checkRestore(); err != nil {
 		// k3s exits without restoring, and the data starts it only after a restore.
