@@ -68,7 +68,12 @@ func checkIgnitionOSSetup(t *testing.T, m *machine, spec bootstrapv1.KThreesConf
 		name := unit.UnitNamePathEscape(mp[1]) + ".mount"
 		checkUnit(t, m, name)
 		u := m.read("/etc/systemd/system/" + name)
-		if !strings.Contains(u, "What="+mp[0]+"\n") || !strings.Contains(u, "Where="+mp[1]+"\n") {
+		// systemd takes no LABEL=: the unit names the label's device link.
+		what := mp[0]
+		if l, ok := strings.CutPrefix(what, "LABEL="); ok {
+			what = "/dev/disk/by-label/" + l
+		}
+		if !strings.Contains(u, "What="+what+"\n") || !strings.Contains(u, "Where="+mp[1]+"\n") {
 			t.Errorf("%s:\n%s", name, u)
 		}
 	}

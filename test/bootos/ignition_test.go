@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -50,10 +51,23 @@ func requireIgnition(t *testing.T) string {
 }
 
 // ignite applies an Ignition config to a fresh overlay of the root as a first boot
-// does (testdata/ignite.sh), then runs what systemd would start.
-func ignite(t *testing.T, ign string, config []byte) *machine {
+// does (testdata/ignite.sh), then runs what systemd would start. imageGroups are
+// created first, as groups the image ships.
+func ignite(t *testing.T, ign string, config []byte, imageGroups []string) *machine {
 	t.Helper()
 	dir := newSeed(t, "config.ign", config)
+	// Ignition writes users' SSH keys as the user, from outside the root: the path
+	// down to the root must be open to them (test directories are 0700).
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(imageGroups) > 0 {
+		if err := os.WriteFile(filepath.Join(dir, "seed", "image-groups"), []byte(strings.Join(imageGroups, "\n")+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return enter(t, ignitionSuite, dir, "sh "+dir+"/seed/ignite.sh "+ign+" "+dir, "host")
 }
 
@@ -71,6 +85,33 @@ func asIgnition(in cloudinit.Input) cloudinit.Input {
 	return in
 }
 
+// missingGroups are the groups spec's users name (primary and others) that the
+// root lacks. Ignition's useradd fails on them and Ignition cannot create a group
+// only when it is missing (passwd.groups fails on an existing one), so with
+// Ignition they must come with the image.
+func missingGroups(t *testing.T, spec bootstrapv1.KThreesConfigSpec) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(rootsDir(), ignitionSuite, "etc/group"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for l := range strings.SplitSeq(string(b), "\n") {
+		name, _, _ := strings.Cut(l, ":")
+		have[name] = true
+	}
+	var out []string
+	for _, u := range spec.Users {
+		for _, g := range append(strings.Split(u.Groups, ","), u.PrimaryGroup) {
+			if g = strings.TrimSpace(g); g != "" && !have[g] {
+				have[g] = true
+				out = append(out, g)
+			}
+		}
+	}
+	return out
+}
+
 // TestIgnitionAppliesRenderedData applies each case's Ignition config with the
 // real Ignition and checks what landed.
 func TestIgnitionAppliesRenderedData(t *testing.T) {
@@ -83,7 +124,7 @@ func TestIgnitionAppliesRenderedData(t *testing.T) {
 		}
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			m := ignite(t, ign, config)
+			m := ignite(t, ign, config, missingGroups(t, in.Spec))
 			defer func() {
 				if t.Failed() {
 					t.Log(m.diagnostics())

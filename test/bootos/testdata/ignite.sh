@@ -15,6 +15,9 @@ for f in systemctl curl mount; do install -m 0755 "$DIR/seed/standins/$f" "$ROOT
 install -m 0755 "$DIR/seed/standins/service" "$ROOT/usr/local/sbin/service"
 install -m 0755 "$DIR/seed/standins/install.sh" "$ROOT/usr/local/share/capk3s/install.sh"
 install -m 0755 "$DIR/seed/standins/install.sh" "$ROOT/opt/install.sh"
+# The groups the users name that the image is taken to ship (seed/image-groups):
+# Ignition, unlike cloud-init, never creates a missing group for a user.
+[ -r "$DIR/seed/image-groups" ] && while read -r g; do groupadd --root "$ROOT" "$g" || exit 1; done < "$DIR/seed/image-groups"
 ok=true
 for stage in fetch-offline files; do
   IGNITION_CONFIG_FILE="$DIR/seed/config.ign" "$IGN" --platform=file --stage=$stage --root="$ROOT" --log-to-stdout \
