@@ -139,3 +139,53 @@ func TestIgnitionAppliesRenderedData(t *testing.T) {
 		})
 	}
 }
+
+// TestIgnitionFailureIsReported: data Ignition cannot apply fails the boot in the
+// initramfs (emergency.target), so the bootstrap unit never runs: no k3s, no
+// sentinel. The same cases as cloud-init's.
+func TestIgnitionFailureIsReported(t *testing.T) {
+	ign := requireIgnition(t)
+	agent := func() cloudinit.Input {
+		return asIgnition(cloudinit.Input{Role: cloudinit.Agent, Version: version, Token: agentTok, ServerURL: serverURL,
+			Spec: bootstrapv1.KThreesConfigSpec{PreK3sCommands: []string{"echo pre >> /var/log/capk3s/calls"}}})
+	}
+	unwritable := agent()
+	unwritable.Files = []cloudinit.File{{Path: "/etc/capk3s-test/orphan", Owner: "capk3s-nobody:capk3s-nogroup", Content: "x\n"}}
+	badUser := agent()
+	badUser.Spec.Users = []bootstrapv1.User{{Name: "ops", HomeDir: "relative/home"}}
+	for _, c := range []struct {
+		name   string
+		in     cloudinit.Input
+		reason string
+	}{
+		{"file-not-written", unwritable, `capk3s-nobody`},
+		{"user-not-created", badUser, `creating or modifying user "ops"`},
+	} {
+		config, err := cloudinit.Render(c.in)
+		if err != nil {
+			t.Fatalf("%s: render: %v", c.name, err)
+		}
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			m := ignite(t, ign, config, nil)
+			defer func() {
+				if t.Failed() {
+					t.Log(m.diagnostics())
+				}
+			}()
+			if got := m.lines("/var/log/capk3s/stage-exits"); len(got) != 2 || got[1] == "files: exit 0" {
+				t.Errorf("Ignition stages: %v, want files to fail", got)
+			}
+			log := m.read("/var/log/capk3s/ignition.log")
+			if !strings.Contains(log, "CRITICAL") || !strings.Contains(log, c.reason) {
+				t.Errorf("Ignition's log does not say %q", c.reason)
+			}
+			if got, ok := m.stat(sentinel); ok {
+				t.Errorf("the sentinel was written (%q)", got.content)
+			}
+			if calls := m.calls(); len(calls) > 0 {
+				t.Errorf("ran %v after Ignition failed", calls)
+			}
+		})
+	}
+}
