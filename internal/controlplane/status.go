@@ -76,6 +76,7 @@ func setStatus(cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPla
 		return
 	}
 	setReplicas(kcp, o.machines)
+	setRegistration(kcp, o.machines)
 	kcp.Status.Versions = versionsOf(o.machines)
 	kcp.Status.Version = ""
 	if len(kcp.Status.Versions) > 0 {

@@ -205,14 +205,14 @@ func (s secrets) checkPin(t k3sToken) error {
 // cluster's), the token is the cluster's (the agent token for agents, when
 // the cluster has one), an agent carries no server secret, and a server of an
 // embedded-etcd cluster shares the cluster's critical settings (critical.go).
-func (b *bootData) checkJoin(s secrets, endpoint string, raw []byte) error {
+func (b *bootData) checkJoin(s secrets, reaches func(string) bool, raw []byte) error {
 	if b.install.role == roleServer && s.datastore != "" {
 		// The endpoint holds a password: the message must not quote it.
 		if b.datastore() != s.datastore {
 			return errors.New("datastore-endpoint is not the cluster's: this server would start another cluster, or none")
 		}
-	} else if got := b.str("server"); got != endpoint {
-		return fmt.Errorf("server URL %q is not the cluster's endpoint %q", got, endpoint)
+	} else if got := b.str("server"); !reaches(got) {
+		return fmt.Errorf("server URL %q is neither the cluster's endpoint nor a running server's own address: k3s cannot reach the cluster there", got)
 	}
 	tok, err := b.token("token")
 	if err != nil {

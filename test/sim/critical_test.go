@@ -79,7 +79,7 @@ func TestCheckJoinCriticalSettings(t *testing.T) {
 		spec := *first.DeepCopy()
 		tc.edit(&spec.ServerConfig)
 		b := serverDataWith(t, cloudinit.ServerJoin, ca, j, spec)
-		err := b.checkJoin(s, testEndpoint, nil)
+		err := b.checkJoin(s, only(testEndpoint), nil)
 		if tc.wantErr == "" && err != nil {
 			t.Errorf("%s: checkJoin: %v", tc.name, err)
 		}
@@ -103,7 +103,7 @@ func TestCheckJoinDatastoreIgnoresCriticalSettings(t *testing.T) {
 	}
 	joining, _ := datastoreServerData(t, cloudinit.ServerJoin, ca, j, cloudinit.Datastore{Endpoint: testDatastore})
 	joining.k3sConfig["flannel-backend"] = "host-gw"
-	if err := joining.checkJoin(s, testEndpoint, nil); err != nil {
+	if err := joining.checkJoin(s, only(testEndpoint), nil); err != nil {
 		t.Errorf("a datastore server with another flannel backend was refused: %v", err)
 	}
 }

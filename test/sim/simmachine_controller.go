@@ -171,7 +171,7 @@ func (r *machineReconciler) boot(ctx context.Context, sm *simv1.SimMachine, mach
 	// A datastore server is checked too, including the one that started the API: its
 	// data matches the secrets it set up, and the others' must match them.
 	if !b.clusterInit() {
-		if err := b.checkJoin(s, wc.endpoint(), raw); err != nil {
+		if err := b.checkJoin(s, wc.reaches, raw); err != nil {
 			// k3s keeps retrying, but the same data never gets in.
 			notReady(sm, joinRefusedReason, err.Error())
 			return ctrl.Result{}, nil
@@ -201,6 +201,9 @@ func (r *machineReconciler) boot(ctx context.Context, sm *simv1.SimMachine, mach
 			return ctrl.Result{}, err
 		}
 		wc.snapshotted(n.name, plan, now)
+	}
+	if n.role == roleServer {
+		wc.serverUp(n.name, n.address, b.supervisorPort)
 	}
 	sm.Spec.ProviderID = providerID
 	sm.Status.NodeName = n.name
