@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -60,6 +61,8 @@ type workloadCluster struct {
 	snapshots map[string]*snapshotState
 	// stopSUC ends the system-upgrade-controller stand-in; nil while none runs.
 	stopSUC context.CancelFunc
+	// registeredTaints are the taints each Node was created with, by Node.
+	registeredTaints map[string][]corev1.Taint
 }
 
 // datastoreAddress is the datastore of a datastore cluster, without credentials, for
