@@ -55,6 +55,7 @@
 //	Input.AgentToken                             agent-token                  init, join
 //	agentConfig.nodeLabels                       node-label                   all
 //	agentConfig.nodeTaints                       node-taint                   all
+//	(role Agent) (8)                             node-taint                   agent
 //	serverConfig.cloudProviderName (1)           kubelet-arg cloud-provider=  all
 //	agentConfig.kubeletArgs                      kubelet-arg                  all
 //	agentConfig.kubeProxyArgs                    kube-proxy-arg               all
@@ -98,6 +99,8 @@
 // AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, the endpoint CA to a 0600 file named by
 // etcd-s3-endpoint-ca. serverConfig.etcd.restoreFrom is no option: on the init server
 // only, the install skips starting k3s and a command restores before starting it.
+// (8) Agents add Cluster API's node.cluster.x-k8s.io/uninitialized:NoSchedule after
+// the user's taints (once); CAPI removes it when the Node matches its Machine.
 //
 // # registries.yaml
 //

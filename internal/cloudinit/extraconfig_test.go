@@ -88,6 +88,8 @@ func TestExtraConfigOnAgent(t *testing.T) {
 		"- 2001:db8::4",
 		"node-ip: 10.0.0.5",
 		"node-name: typed-name",
+		"node-taint:",
+		"- " + uninitializedTaint,
 		"selinux: true",
 		"server: " + testServerURL,
 		"token: " + testToken,

@@ -339,6 +339,7 @@ func goldenCases() []goldenCase {
 				"server":      testServerURL,
 				"node-label":  anyList("tier=worker"),
 				"kubelet-arg": anyList("cloud-provider=aws", "max-pods=110"),
+				"node-taint":  anyList(uninitializedTaint),
 			},
 			absent: []string{"agent-token", "kube-apiserver-arg", "cluster-init", "tls-san", "https-listen-port", "disable-cloud-controller"},
 			wantRunCmd: []string{
@@ -359,6 +360,7 @@ func goldenCases() []goldenCase {
 				"server":      testServerURL,
 				"node-label":  anyList("tier=worker"),
 				"kubelet-arg": anyList("max-pods=110"),
+				"node-taint":  anyList(uninitializedTaint),
 			},
 			absent: []string{"agent-token", "cluster-init"},
 			wantRunCmd: []string{

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/yaml"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
@@ -62,7 +63,7 @@ func k3sConfigOptions(in Input) (k3sOptions, error) {
 		return nil, fmt.Errorf("spec.agentConfig.nodeLabels: the kubelet refuses to start with labels in kubernetes.io or k8s.io it may not set: %s", strings.Join(reserved, ", "))
 	}
 	o.list("node-label", ac.NodeLabels)
-	o.list("node-taint", ac.NodeTaints)
+	o.list("node-taint", nodeTaints(in))
 	o.list("kubelet-arg", kubeletArgs(in))
 	o.list("kube-proxy-arg", ac.KubeProxyArgs)
 	o.str("node-name", ac.NodeName)
@@ -114,6 +115,23 @@ func k3sConfigOptions(in Input) (k3sOptions, error) {
 		return nil, err
 	}
 	return o, nil
+}
+
+// nodeTaints are the taints the kubelet registers its Node with (k3s hands node-taint
+// to it as register-with-taints). Agents also get Cluster API's uninitialized taint, as
+// CABPK gives workers: CAPI's Machine (and MachinePool) controller removes it once the
+// Node is matched to its Machine and has the Machine's labels, so no workload lands on
+// a Node before that. It is rendered, never stored in the spec: the taint is gone
+// for good once removed, the kubelet applies it only when it creates the Node.
+// Servers are not tainted, as CABPK taints no control-plane node: k3s's packaged
+// components (CoreDNS, local-path, metrics-server) start on the first server and
+// would otherwise wait for CAPI to reach the new cluster.
+func nodeTaints(in Input) []string {
+	taints := in.Spec.AgentConfig.NodeTaints
+	if in.Role == Agent {
+		taints = dedupe(taints, []string{clusterv1.NodeUninitializedTaint.ToString()})
+	}
+	return taints
 }
 
 // kubeletArgs puts the cloud-provider flag first so that a cloud-provider the user

@@ -10,16 +10,21 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capk3s/capk3s/test/stack"
 )
 
 // TestInitNonHA: one server and two agents come up; the kubeconfig capk3s wrote
-// reaches the workload cluster, whose Nodes carry k3s's labels.
+// reaches the workload cluster, whose Nodes carry k3s's labels. The agents' Nodes
+// registered with Cluster API's uninitialized taint, which CAPI removed.
 func TestInitNonHA(t *testing.T) {
 	s := newScenario(t, 1, 2)
 	s.create()
 	s.waitServers(1, oldVersion)
 	s.waitAgents(2)
 	s.clusterAvailable()
+	s.checkUninitializedTaintRemoved()
 
 	nodes := s.nodes()
 	if len(nodes) != 3 {
@@ -43,6 +48,7 @@ func TestInitNonHA(t *testing.T) {
 			if _, ok := n.Labels["node-role.kubernetes.io/control-plane"]; ok {
 				t.Errorf("agent Node %s is labelled control-plane", name)
 			}
+
 		default:
 			t.Errorf("Node %s has no capk3s.io/role label from its KThreesConfig: %v", name, n.Labels)
 		}
@@ -108,4 +114,31 @@ func TestInitHA(t *testing.T) {
 		}
 	}
 	s.token.check(t)
+}
+
+// checkUninitializedTaintRemoved: every agent's Node was created with Cluster API's
+// uninitialized taint (the simulator's kubelet registered it from node-taint), and
+// CAPI's Machine controller removes it once it has matched the Node to its Machine.
+func (s *scenario) checkUninitializedTaintRemoved() {
+	s.t.Helper()
+	isUninitialized := func(tn corev1.Taint) bool {
+		return tn.Key == clusterv1.NodeUninitializedTaint.Key && tn.Effect == clusterv1.NodeUninitializedTaint.Effect
+	}
+	s.eventually("Cluster API to remove the uninitialized taint from the agents' Nodes", func(ctx context.Context) (bool, string, error) {
+		machines, err := s.machines(ctx, client.MatchingLabels{stack.PoolLabel: "agents"})
+		if err != nil {
+			return false, "", err
+		}
+		nodes := s.nodes()
+		for _, m := range machines {
+			name := m.Status.NodeRef.Name
+			if registered := simulator.RegisteredTaints(s.key, name); !slices.ContainsFunc(registered, isUninitialized) {
+				return false, "", fmt.Errorf("agent Node %q registered with taints %v, without %s", name, registered, clusterv1.NodeUninitializedTaint.ToString())
+			}
+			if n := nodes[name]; slices.ContainsFunc(n.Spec.Taints, isUninitialized) {
+				return false, fmt.Sprintf("Node %q of %s has taints %v", name, m.Name, n.Spec.Taints), nil
+			}
+		}
+		return len(machines) > 0, fmt.Sprintf("%d agent Machines", len(machines)), nil
+	})
 }

@@ -493,7 +493,7 @@ func TestParseCloudConfigReadsRenderedData(t *testing.T) {
 			wantInstall: installCommand{role: roleAgent, version: testVersion},
 			wantOptions: map[string]any{
 				"server": testEndpoint, "token": agentTok, "node-name": "node-x",
-				"node-label": []any{"tier=x"}, "node-taint": []any{"dedicated=x:NoSchedule"},
+				"node-label": []any{"tier=x"}, "node-taint": []any{"dedicated=x:NoSchedule", "node.cluster.x-k8s.io/uninitialized:NoSchedule"},
 				"kubelet-arg": []any{"cloud-provider=external"},
 			},
 		},
@@ -505,7 +505,7 @@ func TestParseCloudConfigReadsRenderedData(t *testing.T) {
 			wantInstall: installCommand{role: roleAgent, version: "v1.34.0-rc1+k3s2", skipDownload: true, script: "/opt/k3s/install it.sh"},
 			wantOptions: map[string]any{
 				"server": testEndpoint, "token": agentTok, "node-name": "node-x",
-				"node-label": []any{"tier=x"}, "node-taint": []any{"dedicated=x:NoSchedule"},
+				"node-label": []any{"tier=x"}, "node-taint": []any{"dedicated=x:NoSchedule", "node.cluster.x-k8s.io/uninitialized:NoSchedule"},
 				"kubelet-arg": []any{"cloud-provider=external"},
 			},
 		},

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -65,6 +66,8 @@ type workloadCluster struct {
 	// supervisors are the running servers' own URLs, by Node: where a node can join
 	// besides the endpoint (k3smodel.SupervisorPort).
 	supervisors map[string]string
+	// registeredTaints are the taints each Node was created with, by Node.
+	registeredTaints map[string][]corev1.Taint
 }
 
 // datastoreAddress is the datastore of a datastore cluster, without credentials, for

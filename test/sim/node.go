@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"hash/fnv"
 	"maps"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capk3s/capk3s/test/sim/k3smodel"
@@ -134,13 +136,23 @@ func parseTaint(s string) (corev1.Taint, error) {
 
 // register creates the Node, unless it exists, and marks it Ready as its kubelet
 // would. An existing Node of the same name but another machine is an error: k3s
-// refuses a node name that another node's password holds.
-func (n node) register(ctx context.Context, c client.Client) error {
+// refuses a node name that another node's password holds. The taints a Node is
+// created with are recorded in wc, since they are gone once Cluster API removed its
+// uninitialized taint.
+//
+// k3s hands node-taint to the kubelet as RegisterWithTaints (parsed by
+// k8s.io/kubernetes's taints.ParseTaints), the same in v1.34.9 and v1.36.2
+// (pkg/daemons/agent/agent.go), for servers and agents; the kubelet sets them only
+// when it creates its Node object, so a restart never puts a removed taint back.
+func (n node) register(ctx context.Context, c client.Client, wc *workloadCluster) error {
 	obj, err := n.object()
 	if err != nil {
 		return err
 	}
-	if err := c.Create(ctx, obj); err != nil {
+	err = c.Create(ctx, obj)
+	if err == nil {
+		wc.noteRegistered(obj.Name, obj.Spec.Taints)
+	} else {
 		if !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("registering Node %s: %w", n.name, err)
 		}
@@ -200,4 +212,26 @@ func nodeReady(n *corev1.Node) bool {
 		}
 	}
 	return false
+}
+
+// noteRegistered records the taints a Node was created with.
+func (c *workloadCluster) noteRegistered(name string, taints []corev1.Taint) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.registeredTaints == nil {
+		c.registeredTaints = map[string][]corev1.Taint{}
+	}
+	c.registeredTaints[name] = slices.Clone(taints)
+}
+
+// RegisteredTaints are the taints a Cluster's Node had when its kubelet created it;
+// nil for a Node the simulator did not register.
+func (p *Provider) RegisteredTaints(cluster types.NamespacedName, node string) []corev1.Taint {
+	c := p.cluster(cluster)
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.registeredTaints[node])
 }

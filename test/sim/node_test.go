@@ -16,6 +16,9 @@ import (
 
 const testProviderID = "sim://default/machine-0"
 
+// uninitialized is Cluster API's taint on new agents' Nodes.
+var uninitialized = corev1.Taint{Key: "node.cluster.x-k8s.io/uninitialized", Effect: corev1.TaintEffectNoSchedule}
+
 // k3sLabels are the labels every k3s Node has, for a Node named name.
 func k3sLabels(name string) map[string]string {
 	return map[string]string{
@@ -80,6 +83,8 @@ func TestNodeForRenderedData(t *testing.T) {
 			wantAnnotations: map[string]string{
 				"k3s.io/hostname": host, "k3s.io/internal-ip": machineAddress(host),
 			},
+			// capk3s renders Cluster API's taint into every agent's node-taint.
+			wantTaints: []corev1.Taint{uninitialized},
 		},
 		{
 			name: "agent with node-name, labels and taints",
@@ -99,6 +104,7 @@ func TestNodeForRenderedData(t *testing.T) {
 				{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule},
 				{Key: "spot", Effect: corev1.TaintEffectPreferNoSchedule},
 				{Key: "evict", Value: "now", Effect: corev1.TaintEffectNoExecute},
+				uninitialized,
 			},
 		},
 	}

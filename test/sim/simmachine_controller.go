@@ -192,7 +192,7 @@ func (r *machineReconciler) boot(ctx context.Context, sm *simv1.SimMachine, mach
 			return ctrl.Result{}, err
 		}
 	}
-	if err := n.register(ctx, cl); err != nil {
+	if err := n.register(ctx, cl, wc); err != nil {
 		return ctrl.Result{}, err
 	}
 	if plan := b.snapshotPlan(); plan != nil && n.role == roleServer && s.datastore == "" {

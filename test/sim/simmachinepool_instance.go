@@ -67,7 +67,7 @@ func (r *poolReconciler) boot(ctx context.Context, namespace, pool string, wc *w
 	if err != nil {
 		return inst, bootstrapDataInvalidReason, err.Error(), nil
 	}
-	if err := n.register(ctx, cl); err != nil {
+	if err := n.register(ctx, cl, wc); err != nil {
 		return inst, joinRefusedReason, err.Error(), err
 	}
 	return simv1.SimMachinePoolInstance{
