@@ -113,7 +113,7 @@ func TestIgnitionFragmentIsMerged(t *testing.T) {
 func TestIgnitionFragmentIsRefused(t *testing.T) {
 	for _, tc := range []struct {
 		name, fragment, want string
-		users              []bootstrapv1.User
+		users                []bootstrapv1.User
 	}{
 		{name: "not JSON", fragment: "timezone: x", want: "is not an Ignition config"},
 		{name: "no version", fragment: `{"storage":{}}`, want: "is not an Ignition config"},

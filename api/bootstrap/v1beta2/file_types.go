@@ -46,8 +46,7 @@ type File struct {
 
 // FileSource is where a file's content comes from: one key of a Secret or of a
 // ConfigMap, exactly one of the two.
-// +kubebuilder:validation:MinProperties=1
-// +kubebuilder:validation:MaxProperties=1
+// +kubebuilder:validation:XValidation:rule="has(self.secret) != has(self.configMap)",message="set exactly one of secret and configMap"
 type FileSource struct {
 	// secret holds the content. Unless permissions say otherwise, the file is
 	// written 0600.

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+	"github.com/capk3s/capk3s/internal/cloudinit"
 )
 
 // permissionsPattern repeats the CRD schema's pattern so that ValidateSpec alone is a
@@ -48,6 +49,7 @@ func validateSpecAt(spec *bootstrapv1.KThreesConfigSpec, version string, fldPath
 	errs = append(errs, validateRegistries(spec.AgentConfig.Registries, fldPath.Child("agentConfig", "registries"))...)
 	errs = append(errs, validateExtraConfig(spec, version, fldPath)...)
 	errs = append(errs, validateOSSetup(spec, fldPath)...)
+	errs = append(errs, cloudinit.AdditionalUserDataErrors(spec, fldPath.Child("additionalUserData"))...)
 	errs = append(errs, validateInlineSize(spec, fldPath)...)
 	return errs
 }
@@ -129,7 +131,7 @@ func validateFile(f *bootstrapv1.File, fldPath *field.Path) field.ErrorList {
 	}
 
 	if f.ContentFrom != nil {
-		errs = append(errs, validateSecretFileSource(&f.ContentFrom.Secret, fldPath.Child("contentFrom", "secret"))...)
+		errs = append(errs, validateFileSource(f.ContentFrom, fldPath.Child("contentFrom"))...)
 	}
 	return errs
 }
