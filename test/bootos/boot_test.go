@@ -47,6 +47,9 @@ func TestCloudInitBootsRenderedData(t *testing.T) {
 				checkK3sConfig(t, m, c.k3sConfig)
 				checkOSSetup(t, m, c.in.Spec)
 				checkCalls(t, m, c.calls)
+				if c.check != nil {
+					c.check(t, m)
+				}
 			})
 		}
 	}
