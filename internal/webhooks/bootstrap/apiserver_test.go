@@ -91,7 +91,7 @@ var badSpecs = []badSpec{
 	{name: "advertise address not an IP", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.ServerConfig.AdvertiseAddress = "server-0" },
 		path: "serverConfig.advertiseAddress", message: "must be an IP address"},
 	{name: "inline data over budget", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.Files[0].Content = strings.Repeat("x", 600<<10) },
-		path: "files[0].content", message: "inline file contents and commands add up to"},
+		path: "files[0].content", message: "inline file contents, commands and additional user data add up to"},
 	{name: "mirror endpoint not a URL", modify: func(s *bootstrapv1.KThreesConfigSpec) {
 		s.AgentConfig.Registries.Mirrors[0].Endpoints[1] = "mirror.example.com:5000"
 	}, path: "agentConfig.registries.mirrors[0].endpoints[1]", message: "must be an http:// or https:// URL with a host"},
