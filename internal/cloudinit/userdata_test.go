@@ -2,6 +2,7 @@ package cloudinit
 
 import (
 	"bytes"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -166,4 +167,52 @@ func mustRender(t testing.TB, in Input) []byte {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// Whatever fragment the checks admit renders into one document that holds capk3s's
+// part unchanged and the fragment's keys with the values the fragment gave them.
+func FuzzCloudConfigFragment(f *testing.F) {
+	f.Add("timezone: Europe/Berlin\n")
+	f.Add("locale: \"no\"\nfinal_message: '{{ x }}'\n")
+	f.Add("1: one\n? [a, b]\n: c\n")
+	f.Add("a: &x {b: 1}\nc: *x\n")
+	f.Add("runcmd: []\n")
+	f.Add("- a\n")
+	f.Fuzz(func(t *testing.T, fragment string) {
+		in := minimal(Agent)
+		plain := mustRender(t, in)
+		in.Spec.AdditionalUserData.CloudConfig = fragment
+		if len(AdditionalUserDataErrors(&in.Spec, field.NewPath("spec", "additionalUserData"))) > 0 {
+			if _, err := Render(in); err == nil {
+				t.Fatalf("Render admits a fragment the checks refuse: %q", fragment)
+			}
+			return
+		}
+		out, err := Render(in)
+		if err != nil {
+			t.Fatalf("Render refuses an admitted fragment %q: %v", fragment, err)
+		}
+		if !bytes.HasPrefix(out, plain) {
+			t.Fatalf("capk3s's part changed with fragment %q", fragment)
+		}
+		var got, want, ours map[string]any
+		if err := yaml.Unmarshal(out, &got); err != nil {
+			t.Fatalf("merged output is not YAML: %v\n%s", err, out)
+		}
+		if err := yaml.Unmarshal([]byte(fragment), &want); err != nil {
+			t.Fatal(err)
+		}
+		if want == nil { // no fragment
+			want = map[string]any{}
+		}
+		if err := yaml.Unmarshal(plain, &ours); err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range ours {
+			want[k] = v
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("merged document = %#v, want capk3s's keys and the fragment's %#v", got, want)
+		}
+	})
 }
