@@ -38,7 +38,8 @@ func osSetup(spec *bootstrapv1.KThreesConfigSpec) {
 
 // TestOSSetup: servers booted from cloud-config and agents booted from Ignition,
 // both with every OS setup field (users' passwords from a Secret), the servers
-// also with a file from a ConfigMap and a cloud-config fragment, pass the
+// also with a file from a ConfigMap and a cloud-config fragment, the agents with
+// an Ignition fragment, pass the
 // simulator's checks and form the cluster; each data Secret carries the setup in
 // its format.
 func TestOSSetup(t *testing.T) {
@@ -58,6 +59,8 @@ func TestOSSetup(t *testing.T) {
 	agents := &s.objs.AgentConfigTemplate.Spec.Template.Spec
 	osSetup(agents)
 	agents.Format = bootstrapv1.Ignition
+	agents.AdditionalUserData.Ignition = `{"ignition":{"version":"3.3.0"},"storage":{"files":[` +
+		`{"path":"/etc/app/agent.env","mode":420,"overwrite":true,"contents":{"source":"data:,ROLE%3Dagent%0A"}}]}}`
 	s.must("creating the password Secret", env.Client.Create(s.ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "ops-password"},
 		StringData: map[string]string{"hash": e2ePasswordHash + "\n"},
@@ -75,7 +78,8 @@ func TestOSSetup(t *testing.T) {
 		want := []string{"bootcmd:", "passwd: " + e2ePasswordHash, "sudo: ALL=(ALL) NOPASSWD:ALL", "LABEL=k3s-data",
 			"path: /etc/app/app.ini", "from = configmap", "\ntimezone: Europe/Berlin\n"}
 		if string(data.Data["format"]) == string(bootstrapv1.Ignition) {
-			want = []string{`"passwordHash":"` + e2ePasswordHash + `"`, "capk3s-bootcmd.service", "var-lib-rancher.mount", `"label":"k3s-data"`}
+			want = []string{`"passwordHash":"` + e2ePasswordHash + `"`, "capk3s-bootcmd.service", "var-lib-rancher.mount", `"label":"k3s-data"`,
+				`"path":"/etc/app/agent.env"`}
 		}
 		for _, w := range want {
 			if !strings.Contains(value, w) {
