@@ -19,6 +19,7 @@ cd "$(dirname "$0")/.."
 TARGETS=(
 	"./internal/k3s FuzzParseVersion"
 	"./internal/cloudinit FuzzRenderRoundTrip"
+	"./internal/cloudinit FuzzCloudConfigFragment"
 	"./internal/webhooks/bootstrap FuzzKThreesConfigWebhook"
 	"./internal/webhooks/bootstrap FuzzKThreesConfigTemplateWebhook"
 	"./internal/webhooks/controlplane FuzzKThreesControlPlaneWebhook"

@@ -217,7 +217,14 @@ func placeholderFiles(files []bootstrapv1.File) []cloudinit.File {
 	out := make([]cloudinit.File, 0, len(files))
 	for _, f := range files {
 		file := cloudinit.File{Path: f.Path, Owner: f.Owner, Permissions: f.Permissions, Encoding: f.Encoding, Content: f.Content}
-		if f.ContentFrom != nil {
+		switch {
+		case f.ContentFrom == nil:
+		case f.ContentFrom.ConfigMap.Name != "":
+			// Not known offline either; a ConfigMap file keeps inline content's
+			// default permissions (0644), as the controller's.
+			file.Encoding = ""
+			file.Content = fmt.Sprintf("PLACEHOLDER: content of ConfigMap %s, key %s\n", f.ContentFrom.ConfigMap.Name, f.ContentFrom.ConfigMap.Key)
+		default:
 			// The Secret's value is not known offline; a plain-text note stands in for it.
 			// It keeps the Secret file's default permissions (0600), as the controller's.
 			file.FromSecret = true

@@ -61,7 +61,11 @@ func tooLargeMessage(size int, spec *bootstrapv1.KThreesConfigSpec, files []clou
 	for _, i := range order[:min(len(order), namedLargestFiles)] {
 		source := "inline"
 		if i < len(spec.Files) && spec.Files[i].ContentFrom != nil {
-			source = "from Secret " + spec.Files[i].ContentFrom.Secret.Name
+			if cm := spec.Files[i].ContentFrom.ConfigMap.Name; cm != "" {
+				source = "from ConfigMap " + cm
+			} else {
+				source = "from Secret " + spec.Files[i].ContentFrom.Secret.Name
+			}
 		}
 		largest = append(largest, fmt.Sprintf("spec.files[%d] (%s) %d bytes %s", i, files[i].Path, len(files[i].Content), source))
 	}
@@ -72,9 +76,9 @@ func tooLargeMessage(size int, spec *bootstrapv1.KThreesConfigSpec, files []clou
 	return b.String()
 }
 
-// readsUnwatchedSecrets says whether the rendered data depends on Secrets that no
-// watch brings the config back for (file contents, registry credentials): a change
-// there is only noticed by a retry.
+// readsUnwatchedSecrets says whether the rendered data depends on Secrets or
+// ConfigMaps that no watch brings the config back for (file contents, registry
+// credentials): a change there is only noticed by a retry.
 func readsUnwatchedSecrets(spec *bootstrapv1.KThreesConfigSpec) bool {
 	for _, f := range spec.Files {
 		if f.ContentFrom != nil {

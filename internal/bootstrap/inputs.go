@@ -27,19 +27,31 @@ func isUserInputError(err error) bool {
 	return errors.As(err, &u)
 }
 
-// userFiles resolves spec.files: contentFrom is read from its Secret here, so that
-// the renderer never talks to the API server.
+// userFiles resolves spec.files: contentFrom is read from its Secret or ConfigMap
+// here, so that the renderer never talks to the API server. Both are read live (the
+// manager's client caches neither) when the config renders, and never again: the
+// data is rendered once, like every input, so a later change reaches only machines
+// created after it.
 func userFiles(ctx context.Context, c client.Reader, config *bootstrapv1.KThreesConfig) ([]cloudinit.File, error) {
 	files := make([]cloudinit.File, 0, len(config.Spec.Files))
 	for i, f := range config.Spec.Files {
-		content, fromSecret := f.Content, f.ContentFrom != nil
-		if fromSecret {
+		content, fromSecret := f.Content, false
+		switch {
+		case f.ContentFrom == nil:
+		case f.ContentFrom.ConfigMap != (bootstrapv1.ConfigMapFileSource{}):
+			ref := f.ContentFrom.ConfigMap
+			data, err := configMapValue(ctx, c, config.Namespace, ref.Name, ref.Key)
+			if err != nil {
+				return nil, fmt.Errorf("spec.files[%d] (%s): %w", i, f.Path, err)
+			}
+			content = data
+		default:
 			ref := f.ContentFrom.Secret
 			data, err := secretValue(ctx, c, config.Namespace, ref.Name, ref.Key)
 			if err != nil {
 				return nil, fmt.Errorf("spec.files[%d] (%s): %w", i, f.Path, err)
 			}
-			content = string(data)
+			content, fromSecret = string(data), true
 		}
 		files = append(files, cloudinit.File{
 			Path: f.Path, Owner: f.Owner, Permissions: f.Permissions, Encoding: f.Encoding, Content: content,
@@ -47,6 +59,22 @@ func userFiles(ctx context.Context, c client.Reader, config *bootstrapv1.KThrees
 		})
 	}
 	return files, nil
+}
+
+// configMapValue is one key of a ConfigMap, from data or, for content that is not
+// UTF-8, binaryData.
+func configMapValue(ctx context.Context, c client.Reader, namespace, name, key string) (string, error) {
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, cm); err != nil {
+		return "", fmt.Errorf("reading ConfigMap %s: %w", name, err)
+	}
+	if v, ok := cm.Data[key]; ok {
+		return v, nil
+	}
+	if v, ok := cm.BinaryData[key]; ok {
+		return string(v), nil
+	}
+	return "", userInputErrorf("configmap %s has no key %q in data or binaryData", name, key)
 }
 
 // registryCredentials resolves the Secrets that spec.agentConfig.registries.configs

@@ -64,7 +64,11 @@ func encodeCloudConfig(p *plan) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("marshalling cloud-config: %w", err)
 	}
-	return append([]byte(header), out...), nil
+	out = append([]byte(header), out...)
+	if p.additional.CloudConfig != "" {
+		return mergeCloudConfig(out, p.additional.CloudConfig)
+	}
+	return out, nil
 }
 
 // cloudInitFile carries a file's content in a form YAML keeps byte for byte.

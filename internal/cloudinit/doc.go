@@ -43,6 +43,11 @@
 // IgnitionOSSetupErrors lists what Ignition cannot carry; Render refuses it, as
 // the webhook does.
 //
+// The user's own additional user data (userdata.go) is merged last: cloud-config
+// keys are appended after capk3s's document (keys capk3s writes are refused), an
+// Ignition fragment is merged by Ignition's rules (paths, units and users capk3s
+// writes are refused). AdditionalUserDataErrors is shared with the webhook.
+//
 // # k3s config.yaml
 //
 // Empty values are omitted, and so k3s keeps its own default.

@@ -50,6 +50,11 @@ func encodeIgnition(p *plan) ([]byte, error) {
 	if err := ignitionOS(&cfg, p.os); err != nil {
 		return nil, err
 	}
+	if p.additional.Ignition != "" {
+		if cfg, err = mergeIgnition(cfg, p.additional.Ignition, p.userFiles); err != nil {
+			return nil, err
+		}
+	}
 
 	out, err := json.Marshal(cfg)
 	if err != nil {

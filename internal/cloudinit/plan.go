@@ -1,5 +1,7 @@
 package cloudinit
 
+import bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+
 // plan is what a machine must do, whatever the format it is told in: the files to
 // write, in order, and the shell commands to run, in order. It is computed and
 // checked once, so that cloud-config and Ignition carry the same files and
@@ -15,6 +17,10 @@ type plan struct {
 	commands []string
 	// os is the OS setup (bootCommands, ntp, users, diskSetup, mounts).
 	os osSetup
+	// additional is the user's fragment, merged by the encoder of its format.
+	additional bootstrapv1.AdditionalUserData
+	// userFiles are spec.files, which an Ignition fragment may not write again.
+	userFiles []bootstrapv1.File
 }
 
 // newPlan resolves and checks everything that does not depend on the format.
@@ -78,5 +84,6 @@ func newPlan(in Input) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &plan{role: in.Role, files: files.entries, commands: cmds, os: setup}, nil
+	return &plan{role: in.Role, files: files.entries, commands: cmds, os: setup,
+		additional: in.Spec.AdditionalUserData, userFiles: in.Spec.Files}, nil
 }

@@ -103,6 +103,10 @@ func Render(in Input) ([]byte, error) {
 			return nil, errs.ToAggregate()
 		}
 	}
+	// Checked on the spec, as the webhook does; the encoders merge what passes.
+	if errs := AdditionalUserDataErrors(&in.Spec, field.NewPath("spec", "additionalUserData")); len(errs) > 0 {
+		return nil, errs.ToAggregate()
+	}
 	p, err := newPlan(in)
 	if err != nil {
 		return nil, err

@@ -58,7 +58,10 @@ func configSpecToV1Beta1(in *bootstrapv1.KThreesConfigSpec, out *bootstrapv1beta
 	for _, f := range in.Files {
 		file := bootstrapv1beta1.File{Path: f.Path, Owner: f.Owner, Permissions: f.Permissions,
 			Encoding: bootstrapv1beta1.Encoding(f.Encoding), Content: f.Content}
-		if f.ContentFrom != nil {
+		// A ConfigMap source has no v1beta1 place: the file goes without one, and
+		// the kept patch brings the source back on the way to v1beta2.
+		if f.ContentFrom != nil && (f.ContentFrom.ConfigMap == (bootstrapv1.ConfigMapFileSource{}) ||
+			f.ContentFrom.Secret != (bootstrapv1.SecretFileSource{})) {
 			file.ContentFrom = &bootstrapv1beta1.FileSource{Secret: bootstrapv1beta1.SecretFileSource{
 				Name: f.ContentFrom.Secret.Name, Key: f.ContentFrom.Secret.Key}}
 		}

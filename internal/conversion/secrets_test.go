@@ -42,7 +42,7 @@ func secretConfigSpecV1Beta1() bootstrapv1beta1.KThreesConfigSpec {
 
 // secretConfigSpecV1Beta2 is secretConfigSpecV1Beta1 at v1beta2, with the
 // v1beta2-only fields set too, those that may carry credentials (extraConfig, boot
-// commands) and those that may not (users with a password from a Secret, format).
+// commands, additional user data) and those that may not (users with a password from a Secret, format).
 func secretConfigSpecV1Beta2() bootstrapv1.KThreesConfigSpec {
 	s := bootstrapv1.KThreesConfigSpec{}
 	v1 := secretConfigSpecV1Beta1()
@@ -52,6 +52,9 @@ func secretConfigSpecV1Beta2() bootstrapv1.KThreesConfigSpec {
 	s.Users = []bootstrapv1.User{{Name: "ops", PasswdFrom: &bootstrapv1.PasswdSource{Secret: bootstrapv1.SecretKeyReference{Name: "ops-password", Key: "hash"}}}}
 	s.AgentConfig.ExtraConfig = map[string]apiextensionsv1.JSON{"vpn-auth": {Raw: []byte(`"name=tailscale,joinKey=tskey-auth-SECRET"`)}}
 	s.ServerConfig.ExtraConfig = map[string]apiextensionsv1.JSON{"etcd-s3-proxy": {Raw: []byte(`"http://user:proxy-pass@proxy.example.test"`)}}
+	s.Files = append(s.Files, bootstrapv1.File{Path: "/etc/app/settings.ini",
+		ContentFrom: &bootstrapv1.FileSource{ConfigMap: bootstrapv1.ConfigMapFileSource{Name: "app", Key: "settings.ini"}}})
+	s.AdditionalUserData = bootstrapv1.AdditionalUserData{CloudConfig: "apt:\n  http_proxy: http://user:hunter2@proxy.example.test\n"}
 	return s
 }
 

@@ -15,11 +15,13 @@ import (
 // Annotations are read by more parties than the spec (metadata-only clients, tools
 // that print or copy them), and kept data on a stored object would outlive the
 // removal of a value from the spec. So the fields where users put credentials are
-// never kept: inline file contents, commands, and extraConfig (free-form k3s options,
-// vpn-auth's join key among them). Each has the same name and meaning in both
-// versions, except bootCommands and the extraConfig maps, which only v1beta2 has.
+// never kept: inline file contents, commands, extraConfig (free-form k3s options,
+// vpn-auth's join key among them) and additionalUserData (free-form cloud-config or
+// Ignition, where a proxy password or a password hash may sit). Each has the same
+// name and meaning in both versions, except bootCommands, the extraConfig maps and
+// additionalUserData, which only v1beta2 has.
 //
-// Those two are named in the kept v1beta2 data instead ("withheld") and, when the
+// Those are named in the kept v1beta2 data instead ("withheld") and, when the
 // v1beta1 object is converted back up, taken from the stored object it was read
 // from: a v1beta1 client cannot see or change them, so a write through v1beta1
 // leaves them as stored. Without a stored object to take them from, a named object
@@ -31,7 +33,7 @@ import (
 // configSpecSecrets are the fields of a KThreesConfigSpec that may carry credentials.
 var configSpecSecrets = []string{
 	"files", "preK3sCommands", "postK3sCommands", "bootCommands",
-	"serverConfig.extraConfig", "agentConfig.extraConfig",
+	"serverConfig.extraConfig", "agentConfig.extraConfig", "additionalUserData",
 }
 
 func prefixed(prefix string, paths []string) []string {

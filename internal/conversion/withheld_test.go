@@ -40,7 +40,7 @@ func TestWithheldFieldsStayAsStoredThroughV1Beta1(t *testing.T) {
 	if err := storing(stored, ConvertKThreesControlPlaneHubToV1Beta1)(ctx, hub.DeepCopy(), v1); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"bootCommands", "serverConfig.extraConfig", "agentConfig.extraConfig"}
+	want := []string{"files", "bootCommands", "serverConfig.extraConfig", "agentConfig.extraConfig", "additionalUserData"}
 	if got := keptOf(t, v1, hubDataAnnotation)["specPatch"].Withheld; !slices.Equal(got, prefixed("kthreesConfigSpec.", want)) {
 		t.Errorf("withheld = %v, want %v", got, want)
 	}

@@ -48,6 +48,9 @@ func TestCloudInitBootsRenderedData(t *testing.T) {
 				checkK3sWouldStart(t, m)
 				checkOSSetup(t, m, c.in.Spec)
 				checkCalls(t, m, c.calls)
+				if c.check != nil {
+					c.check(t, m)
+				}
 			})
 		}
 	}

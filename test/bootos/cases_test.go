@@ -5,6 +5,8 @@ import (
 	"compress/gzip"
 	"encoding/base64"
 	"encoding/json"
+	"strings"
+	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/utils/ptr"
@@ -32,6 +34,24 @@ type bootCase struct {
 	// calls are the recorded calls and user commands, in order (a subsequence of
 	// the log: cloud-init's own service calls may come between).
 	calls []string
+	// check, if set, checks what else the case must have done.
+	check func(t *testing.T, m *machine)
+}
+
+// fragment is a spec.additionalUserData.cloudConfig whose keys cloud-init applies
+// without network: the timezone (config stage) and the final message (final
+// stage, after runcmd).
+const fragment = "timezone: Europe/Berlin\nfinal_message: capk3s fragment applied\n"
+
+// checkFragment: cloud-init applied the fragment's keys.
+func checkFragment(t *testing.T, m *machine) {
+	t.Helper()
+	if got := m.read("/etc/timezone"); got != "Europe/Berlin\n" {
+		t.Errorf("/etc/timezone = %q, want the fragment's Europe/Berlin", got)
+	}
+	if got := m.read("/var/log/capk3s/cloud-init-output.log"); !strings.Contains(got, "capk3s fragment applied") {
+		t.Errorf("cloud-init-output.log lacks the fragment's final_message")
+	}
 }
 
 func gzipped(s string) string {
@@ -168,9 +188,14 @@ func cases() []bootCase {
 
 	agent := cloudinit.Input{
 		Role: cloudinit.Agent, Version: version, Token: agentTok, ServerURL: serverURL,
-		Files: []cloudinit.File{{Path: "/etc/capk3s-test/agent", Content: hostile, FromSecret: true}},
+		Files: []cloudinit.File{
+			{Path: "/etc/capk3s-test/agent", Content: hostile, FromSecret: true},
+			// As the controller resolves contentFrom.configMap: not secret, so 0644.
+			{Path: "/etc/capk3s-test/from-configmap", Content: "[main]\nlevel = 3\n"},
+		},
 		Spec: bootstrapv1.KThreesConfigSpec{
-			PreK3sCommands: []string{"echo pre-agent >> /var/log/capk3s/calls"},
+			AdditionalUserData: bootstrapv1.AdditionalUserData{CloudConfig: fragment},
+			PreK3sCommands:     []string{"echo pre-agent >> /var/log/capk3s/calls"},
 			AgentConfig: bootstrapv1.KThreesAgentConfig{
 				AirGapped: true, PrivateRegistry: "/etc/capk3s-test/registries.yaml",
 				NodeTaints: []string{"dedicated=x:NoSchedule"},
@@ -219,6 +244,7 @@ func cases() []bootCase {
 				"install agent version=" + version + " skip-download=true skip-start=",
 				"systemctl is-active --quiet k3s-agent",
 			},
+			check: checkFragment,
 		},
 	}
 }

@@ -38,13 +38,25 @@ func osSetup(spec *bootstrapv1.KThreesConfigSpec) {
 }
 
 // TestOSSetup: servers booted from cloud-config and agents booted from Ignition,
-// both with every OS setup field (users' passwords from a Secret), pass the
+// both with every OS setup field (users' passwords from a Secret), the servers
+// also with a file from a ConfigMap and a cloud-config fragment, the agents with
+// an Ignition fragment, pass the
 // simulator's checks and form the cluster; each data Secret carries the setup in
 // its format.
 func TestOSSetup(t *testing.T) {
 	s := newScenarioWith(t, stack.ClusterOptions{Servers: 1, Agents: 1, Version: oldestVersion})
 	osSetup(&s.objs.ControlPlane.Spec.KThreesConfigSpec)
 	s.objs.ControlPlane.Spec.KThreesConfigSpec.Users[0].Sudo = "ALL=(ALL) NOPASSWD:ALL" // cloud-config only
+	// A file from a ConfigMap and the user's own cloud-config keys (servers only:
+	// the agents' format is Ignition).
+	servers := &s.objs.ControlPlane.Spec.KThreesConfigSpec
+	servers.Files = append(servers.Files, bootstrapv1.File{Path: "/etc/app/app.ini",
+		ContentFrom: &bootstrapv1.FileSource{ConfigMap: bootstrapv1.ConfigMapFileSource{Name: "app", Key: "app.ini"}}})
+	servers.AdditionalUserData.CloudConfig = "timezone: Europe/Berlin\n"
+	s.must("creating the files ConfigMap", env.Client.Create(s.ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "app"},
+		Data:       map[string]string{"app.ini": "[app]\nfrom = configmap\n"},
+	}))
 	agents := &s.objs.AgentConfigTemplate.Spec.Template.Spec
 	osSetup(agents)
 	agents.Format = bootstrapv1.Ignition
@@ -59,6 +71,8 @@ func TestOSSetup(t *testing.T) {
 		{Path: sim.ImageK3sBinaryPath, SHA256: sim.SHA256(sim.ImageK3sBinary(s.version))},
 		{Path: sim.ImageAirgapImagesPath, SHA256: sim.SHA256(sim.ImageAirgapImages(s.version))},
 	}
+	agents.AdditionalUserData.Ignition = `{"ignition":{"version":"3.3.0"},"storage":{"files":[` +
+		`{"path":"/etc/app/agent.env","mode":420,"overwrite":true,"contents":{"source":"data:,ROLE%3Dagent%0A"}}]}}`
 	s.must("creating the password Secret", env.Client.Create(s.ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "ops-password"},
 		StringData: map[string]string{"hash": e2ePasswordHash + "\n"},
@@ -73,9 +87,11 @@ func TestOSSetup(t *testing.T) {
 		data := &corev1.Secret{}
 		s.must("reading bootstrap data", env.Client.Get(s.ctx, client.ObjectKey{Namespace: s.ns, Name: c.Status.DataSecretName}, data))
 		value := string(data.Data["value"])
-		want := []string{"bootcmd:", "passwd: " + e2ePasswordHash, "sudo: ALL=(ALL) NOPASSWD:ALL", "LABEL=k3s-data", "| sha256sum -c -"}
+		want := []string{"bootcmd:", "passwd: " + e2ePasswordHash, "sudo: ALL=(ALL) NOPASSWD:ALL", "LABEL=k3s-data", "| sha256sum -c -",
+			"path: /etc/app/app.ini", "from = configmap", "\ntimezone: Europe/Berlin\n"}
 		if string(data.Data["format"]) == string(bootstrapv1.Ignition) {
-			want = []string{`"passwordHash":"` + e2ePasswordHash + `"`, "capk3s-bootcmd.service", "var-lib-rancher.mount", `"label":"k3s-data"`}
+			want = []string{`"passwordHash":"` + e2ePasswordHash + `"`, "capk3s-bootcmd.service", "var-lib-rancher.mount", `"label":"k3s-data"`,
+				`"path":"/etc/app/agent.env"`}
 		}
 		for _, w := range want {
 			if !strings.Contains(value, w) {

@@ -35,6 +35,9 @@ type bootData struct {
 	dropped []string
 	// supervisorPort is where a server's supervisor listens (k3smodel.SupervisorPort).
 	supervisorPort int
+	// otherKeys are the cloud-config keys k3s does not depend on
+	// (otherCloudConfigKeys), as the data sets them.
+	otherKeys map[string]any
 }
 
 // cloudConfig is the part of cloud-init's schema that k3s machines depend on.
@@ -60,12 +63,15 @@ func parseCloudConfig(data []byte) (*bootData, error) {
 	if !bytes.HasPrefix(data, []byte("#cloud-config\n")) {
 		return nil, errors.New("bootstrap data does not start with #cloud-config: cloud-init would not read it")
 	}
-	var cc cloudConfig
-	err := yaml.UnmarshalStrict(data, &cc)
+	data, others, err := withoutOtherKeys(data)
 	if err != nil {
+		return nil, err
+	}
+	var cc cloudConfig
+	if err := yaml.UnmarshalStrict(data, &cc); err != nil {
 		return nil, fmt.Errorf("cloud-config: %w", err)
 	}
-	b := &bootData{files: map[string][]byte{}}
+	b := &bootData{files: map[string][]byte{}, otherKeys: others}
 	if b.os, err = cc.osSetup(); err != nil {
 		return nil, err
 	}

@@ -39,16 +39,25 @@ type File struct {
 	// +optional
 	Content string `json:"content,omitempty"`
 
-	// contentFrom takes the content from a Secret instead.
+	// contentFrom takes the content from a Secret or a ConfigMap instead.
 	// +optional
 	ContentFrom *FileSource `json:"contentFrom,omitempty"`
 }
 
-// FileSource is where a file's content comes from.
+// FileSource is where a file's content comes from: one key of a Secret or of a
+// ConfigMap, exactly one of the two.
+// +kubebuilder:validation:XValidation:rule="has(self.secret) != has(self.configMap)",message="set exactly one of secret and configMap"
 type FileSource struct {
-	// secret holds the content.
-	// +required
-	Secret SecretFileSource `json:"secret"`
+	// secret holds the content. Unless permissions say otherwise, the file is
+	// written 0600.
+	// +optional
+	Secret SecretFileSource `json:"secret,omitempty,omitzero"`
+
+	// configMap holds the content, under data or binaryData. Unless permissions
+	// say otherwise, the file is written 0644, like inline content. Added by
+	// capk3s.
+	// +optional
+	ConfigMap ConfigMapFileSource `json:"configMap,omitempty,omitzero"`
 }
 
 // SecretFileSource is one key of a Secret in the KThreesConfig's namespace.
@@ -61,5 +70,20 @@ type SecretFileSource struct {
 	// key in the Secret's data.
 	// +required
 	// +kubebuilder:validation:MinLength=1
+	Key string `json:"key"`
+}
+
+// ConfigMapFileSource is one key of a ConfigMap in the KThreesConfig's namespace.
+type ConfigMapFileSource struct {
+	// name of the ConfigMap.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// key in the ConfigMap's data or binaryData.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
 	Key string `json:"key"`
 }

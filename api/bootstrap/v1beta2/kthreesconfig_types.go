@@ -80,6 +80,11 @@ type KThreesConfigSpec struct {
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=100
 	Mounts []MountPoints `json:"mounts,omitempty"`
+
+	// additionalUserData is the user's own cloud-config or Ignition content,
+	// merged into the rendered bootstrap data. Added by capk3s.
+	// +optional
+	AdditionalUserData AdditionalUserData `json:"additionalUserData,omitempty,omitzero"`
 }
 
 // Format is the format of the bootstrap data, with the values of the Cluster API

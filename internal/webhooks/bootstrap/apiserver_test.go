@@ -47,6 +47,29 @@ var badSpecs = []badSpec{
 		path: "files[3].contentFrom.secret.key", message: "should be at least 1 chars long", bySchema: true},
 	{name: "secret name not a name", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.Files[3].ContentFrom.Secret.Name = "Not_A_Name" },
 		path: "files[3].contentFrom.secret.name", message: "must be a valid Secret name"},
+	{name: "secret and configMap", modify: func(s *bootstrapv1.KThreesConfigSpec) {
+		s.Files[4].ContentFrom.Secret = bootstrapv1.SecretFileSource{Name: "my-secret", Key: "app.ini"}
+	}, path: "files[4].contentFrom", message: "set exactly one of secret and configMap", bySchema: true},
+	{name: "configMap name not a name", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.Files[4].ContentFrom.ConfigMap.Name = "Not_A_Name" },
+		path: "files[4].contentFrom.configMap.name", message: "must be a valid ConfigMap name"},
+	{name: "configMap key not a key", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.Files[4].ContentFrom.ConfigMap.Key = "a/b" },
+		path: "files[4].contentFrom.configMap.key", message: "must be a valid ConfigMap key"},
+	{name: "cloud-config fragment not a mapping", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.AdditionalUserData.CloudConfig = "- timezone\n" },
+		path: "additionalUserData.cloudConfig", message: "must be a YAML mapping of cloud-config keys"},
+	{name: "cloud-config fragment sets runcmd", modify: func(s *bootstrapv1.KThreesConfigSpec) {
+		s.AdditionalUserData.CloudConfig = "runcmd:\n- reboot\n"
+	}, path: "additionalUserData.cloudConfig", message: `key "runcmd" is written by capk3s: use spec.preK3sCommands and spec.postK3sCommands`},
+	{name: "Ignition fragment with cloud-config", modify: func(s *bootstrapv1.KThreesConfigSpec) {
+		s.AdditionalUserData = bootstrapv1.AdditionalUserData{Ignition: `{"ignition":{"version":"3.4.0"}}`}
+	}, path: "additionalUserData.ignition", message: "is for format ignition"},
+	{name: "Ignition fragment that does not parse", modify: func(s *bootstrapv1.KThreesConfigSpec) {
+		s.Format, s.DiskSetup, s.Mounts = bootstrapv1.Ignition, nil, nil
+		s.AdditionalUserData = bootstrapv1.AdditionalUserData{Ignition: `{"ignition":{"version":"3.4.0"},"storage":`}
+	}, path: "additionalUserData.ignition", message: "is not an Ignition config"},
+	{name: "Ignition fragment replaces the config", modify: func(s *bootstrapv1.KThreesConfigSpec) {
+		s.Format, s.DiskSetup, s.Mounts = bootstrapv1.Ignition, nil, nil
+		s.AdditionalUserData = bootstrapv1.AdditionalUserData{Ignition: `{"ignition":{"version":"3.4.0","config":{"replace":{"source":"https://example.test/a.ign"}}}}`}
+	}, path: "additionalUserData.ignition", message: "may not set ignition.config.replace"},
 	{name: "content and contentFrom", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.Files[3].Content = "x" },
 		path: "files[3]", message: "set either content or contentFrom, not both", bySchema: true},
 	{name: "unknown encoding", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.Files[0].Encoding = "zstd" },
@@ -68,7 +91,7 @@ var badSpecs = []badSpec{
 	{name: "advertise address not an IP", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.ServerConfig.AdvertiseAddress = "server-0" },
 		path: "serverConfig.advertiseAddress", message: "must be an IP address"},
 	{name: "inline data over budget", modify: func(s *bootstrapv1.KThreesConfigSpec) { s.Files[0].Content = strings.Repeat("x", 600<<10) },
-		path: "files[0].content", message: "inline file contents and commands add up to"},
+		path: "files[0].content", message: "inline file contents, commands and additional user data add up to"},
 	{name: "mirror endpoint not a URL", modify: func(s *bootstrapv1.KThreesConfigSpec) {
 		s.AgentConfig.Registries.Mirrors[0].Endpoints[1] = "mirror.example.com:5000"
 	}, path: "agentConfig.registries.mirrors[0].endpoints[1]", message: "must be an http:// or https:// URL with a host"},

@@ -15,12 +15,15 @@ import (
 )
 
 // secretSpec has credentials where users put them: an inline file, a boot command,
-// a k3s option (vpn-auth's join key).
+// a k3s option (vpn-auth's join key), the user's own cloud-config; and a file from a
+// ConfigMap, which v1beta1 cannot show either.
 func secretSpec() bootstrapv1.KThreesConfigSpec {
 	return bootstrapv1.KThreesConfigSpec{
-		Version:      "v1.31.4+k3s1",
-		Files:        []bootstrapv1.File{{Path: "/etc/app/db.env", Content: "password=hunter2"}},
-		BootCommands: []string{"echo boot-secret"},
+		Version: "v1.31.4+k3s1",
+		Files: []bootstrapv1.File{{Path: "/etc/app/db.env", Content: "password=hunter2"},
+			{Path: "/etc/app/app.ini", ContentFrom: &bootstrapv1.FileSource{ConfigMap: bootstrapv1.ConfigMapFileSource{Name: "app", Key: "app.ini"}}}},
+		BootCommands:       []string{"echo boot-secret"},
+		AdditionalUserData: bootstrapv1.AdditionalUserData{CloudConfig: "ca_certs:\n  trusted: [fragment-secret]\n"},
 		AgentConfig: bootstrapv1.KThreesAgentConfig{ExtraConfig: map[string]apiextensionsv1.JSON{
 			"vpn-auth": {Raw: []byte(`"name=tailscale,joinKey=tskey-auth-SECRET"`)},
 		}},
@@ -30,7 +33,7 @@ func secretSpec() bootstrapv1.KThreesConfigSpec {
 func noSecretInAnnotations(t *testing.T, what string, obj metav1.Object) {
 	t.Helper()
 	for key, value := range obj.GetAnnotations() {
-		for _, s := range []string{"hunter2", "boot-secret", "tskey-auth-SECRET"} {
+		for _, s := range []string{"hunter2", "boot-secret", "tskey-auth-SECRET", "fragment-secret"} {
 			if strings.Contains(value, s) {
 				t.Errorf("%s: annotation %s holds %q: %s", what, key, s, value)
 			}
@@ -40,7 +43,8 @@ func noSecretInAnnotations(t *testing.T, what string, obj metav1.Object) {
 
 // A KThreesConfig and a KThreesConfigTemplate show no credential in an annotation at
 // v1beta1, and a metadata write through v1beta1 leaves the fields v1beta1 does not
-// show (extraConfig, bootCommands) as stored.
+// show (extraConfig, bootCommands, additionalUserData, a ConfigMap file source) as
+// stored.
 func TestV1Beta1WriteKeepsWithheldConfigFields(t *testing.T) {
 	startWebhooks(t)
 	ctx := context.Background()

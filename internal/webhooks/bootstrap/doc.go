@@ -6,7 +6,9 @@
 // privateRegistry with registries). These webhooks add the rules that need parsing or
 // a look at several list items at once: semantic versions, clean absolute file paths
 // that do not collide, decodable base64, port ranges, mirror endpoint URLs, unique
-// registry hosts, and the immutability of a template's spec. They catch at admission
+// registry hosts, contentFrom naming a Secret or ConfigMap that can exist,
+// additionalUserData that parses and sets nothing capk3s writes (filesource.go, and
+// cloudinit.AdditionalUserDataErrors), and the immutability of a template's spec. They catch at admission
 // what would otherwise surface as a machine that never joins.
 //
 // Defaulting is deliberately minimal (see defaults.go): it only normalizes the

@@ -8,8 +8,8 @@ import (
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 )
 
-// inlineBudget caps what a spec carries inline into its bootstrap data: file contents
-// and commands, together. The data lands in one Secret, which the apiserver caps at
+// inlineBudget caps what a spec carries inline into its bootstrap data: file contents,
+// commands and additional user data, together. The data lands in one Secret, which the apiserver caps at
 // 1 MiB; the renderer adds the cluster CA files (a few KiB), the k3s config and the
 // install commands, and may grow the user's input itself: content that is not plain
 // text, and gzip content, is carried base64-encoded (a third larger), and YAML
@@ -41,12 +41,15 @@ func validateInlineSize(spec *bootstrapv1.KThreesConfigSpec, fldPath *field.Path
 	for i, c := range spec.PostK3sCommands {
 		count(len(c), fldPath.Child("postK3sCommands").Index(i))
 	}
+	a := fldPath.Child("additionalUserData")
+	count(len(spec.AdditionalUserData.CloudConfig), a.Child("cloudConfig"))
+	count(len(spec.AdditionalUserData.Ignition), a.Child("ignition"))
 	if total <= inlineBudget {
 		return nil
 	}
 	err := field.TooLong(fldPath, field.OmitValueType{}, inlineBudget)
 	err.Detail = fmt.Sprintf(
-		"inline file contents and commands add up to %d bytes, more than the %d that fit in bootstrap data (a Secret of at most 1 MiB, which also carries the CA files and k3s config); the largest is %s (%d bytes): put large files in the machine image or fetch them in preK3sCommands",
+		"inline file contents, commands and additional user data add up to %d bytes, more than the %d that fit in bootstrap data (a Secret of at most 1 MiB, which also carries the CA files and k3s config); the largest is %s (%d bytes): put large files in the machine image or fetch them in preK3sCommands",
 		total, inlineBudget, largestPath, largest)
 	return field.ErrorList{err}
 }

@@ -42,7 +42,7 @@ func TestValidateSpecInlineBudget(t *testing.T) {
 	t.Run("one byte over, in a file", func(t *testing.T) {
 		spec := specOfInlineSize(budget + 1)
 		errs := validateSpec(&spec, field.NewPath("spec"))
-		checkErrors(t, errs, []wantErr{{"spec", "Too long: inline file contents and commands add up to 524289 bytes"}})
+		checkErrors(t, errs, []wantErr{{"spec", "Too long: inline file contents, commands and additional user data add up to 524289 bytes"}})
 		if !strings.Contains(errs[0].Error(), "the largest is spec.files[0].content") {
 			t.Errorf("error does not name the largest contributor: %v", errs[0])
 		}
@@ -55,5 +55,11 @@ func TestValidateSpecInlineBudget(t *testing.T) {
 		spec.PostK3sCommands = []string{"echo small", "echo " + strings.Repeat("y", budget)}
 		errs := validateSpec(&spec, field.NewPath("spec", "kthreesConfigSpec"))
 		checkErrors(t, errs, []wantErr{{"spec.kthreesConfigSpec", "the largest is spec.kthreesConfigSpec.postK3sCommands[1]"}})
+	})
+	t.Run("over with a cloud-config fragment", func(t *testing.T) {
+		spec := specOfInlineSize(budget - 20)
+		spec.AdditionalUserData.CloudConfig = "final_message: " + strings.Repeat("z", 20)
+		errs := validateSpec(&spec, field.NewPath("spec"))
+		checkErrors(t, errs, []wantErr{{"spec", "add up to 524303 bytes"}})
 	})
 }

@@ -51,6 +51,7 @@ func validateSpecAt(spec *bootstrapv1.KThreesConfigSpec, version string, fldPath
 	errs = append(errs, cloudinit.InstallErrors(&spec.AgentConfig, fldPath.Child("agentConfig"))...)
 	errs = append(errs, validateExtraConfig(spec, version, fldPath)...)
 	errs = append(errs, validateOSSetup(spec, fldPath)...)
+	errs = append(errs, cloudinit.AdditionalUserDataErrors(spec, fldPath.Child("additionalUserData"))...)
 	errs = append(errs, validateInlineSize(spec, fldPath)...)
 	return errs
 }
@@ -132,7 +133,7 @@ func validateFile(f *bootstrapv1.File, fldPath *field.Path) field.ErrorList {
 	}
 
 	if f.ContentFrom != nil {
-		errs = append(errs, validateSecretFileSource(&f.ContentFrom.Secret, fldPath.Child("contentFrom", "secret"))...)
+		errs = append(errs, validateFileSource(f.ContentFrom, fldPath.Child("contentFrom"))...)
 	}
 	return errs
 }

@@ -18,6 +18,7 @@ func validSpec() bootstrapv1.KThreesConfigSpec {
 			{Path: "/etc/rancher/k3s/extra.yaml", Encoding: bootstrapv1.Base64, Content: "aGVsbG8K", Permissions: "600"},
 			{Path: "/var/lib/marker"},
 			{Path: "/etc/secret.conf", ContentFrom: &bootstrapv1.FileSource{Secret: bootstrapv1.SecretFileSource{Name: "my-secret", Key: "secret.conf"}}},
+			{Path: "/etc/app.ini", ContentFrom: &bootstrapv1.FileSource{ConfigMap: bootstrapv1.ConfigMapFileSource{Name: "app", Key: "app.ini"}}},
 		},
 		PreK3sCommands:  []string{"echo pre"},
 		PostK3sCommands: []string{"echo post"},
