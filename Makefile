@@ -37,11 +37,11 @@ help: ## Show the targets.
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ {printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: tools
-tools: ## Build every tool into $(TOOLS_DIR) (cached; a cold build takes ~10 minutes), install PostgreSQL and CA certificates if missing, and build test/bootos's Debian roots (cached, ~5 minutes cold; root only).
+tools: ## Build every tool into $(TOOLS_DIR) (cached; a cold build takes ~10 minutes), install PostgreSQL and CA certificates if missing, and build test/bootos's Debian roots and Ignition (cached, ~5 and ~10 minutes cold; root only).
 	hack/ensure-tools.sh
 	hack/ensure-postgres.sh
 	hack/ensure-ca-certificates.sh
-	if [[ $$(id -u) == 0 ]]; then hack/bootos/build-roots.sh bookworm trixie; fi
+	if [[ $$(id -u) == 0 ]]; then hack/bootos/build-roots.sh bookworm trixie && hack/ensure-tools.sh ignition; fi
 
 .PHONY: generate
 generate: ## Regenerate deepcopy, CRDs and RBAC.

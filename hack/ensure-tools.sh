@@ -23,6 +23,7 @@ ETCD_VERSION="v3.7.0"             # the etcd that k8s.io/kubernetes $KUBERNETES_
 CONTROLLER_GEN_VERSION="v0.23.0"
 KUSTOMIZE_VERSION="v5.8.2"
 GOLANGCI_LINT_VERSION="v2.15.0"
+IGNITION_VERSION="v2.24.0"       # test/bootos applies Ignition configs with it (module hack/bootos/ignition)
 
 log() { printf '[tools] %s\n' "$*" >&2; }
 
@@ -54,6 +55,17 @@ build_kube() { # $1: command package below k8s.io/kubernetes/cmd
 build_etcd() {
 	(cd "$ROOT/hack/tools" && go build -trimpath -ldflags "-s -w" -o "$OUT" go.etcd.io/etcd/server/v3)
 }
+# Ignition is cgo (libblkid) and its command is its module's internal package, which
+# only a build inside a module that requires Ignition can name. Distributions set
+# Ignition's defaults at link time (internal/distro); this build is for images without
+# SELinux: with relabeling on, the files stage needs the root's SELinux policy.
+build_ignition() {
+	"$ROOT/hack/bootos/ensure-libblkid.sh"
+	(cd "$ROOT/hack/bootos/ignition" && CGO_ENABLED=1 go build -trimpath \
+		-ldflags "-X github.com/coreos/ignition/v2/internal/version.Raw=$IGNITION_VERSION \
+		-X github.com/coreos/ignition/v2/internal/distro.selinuxRelabel=false" \
+		-o "$OUT" github.com/coreos/ignition/v2/internal)
+}
 # go_install MODULE-PATH/CMD VERSION: 'go install' into a temporary GOBIN, then moved to $OUT.
 go_install() {
 	local tmp
@@ -73,6 +85,7 @@ ensure() {
 	controller-gen) install controller-gen "$CONTROLLER_GEN_VERSION" go_install sigs.k8s.io/controller-tools/cmd/controller-gen "$CONTROLLER_GEN_VERSION" ;;
 	kustomize) install kustomize "$KUSTOMIZE_VERSION" go_install sigs.k8s.io/kustomize/kustomize/v5 "$KUSTOMIZE_VERSION" ;;
 	golangci-lint) install golangci-lint "$GOLANGCI_LINT_VERSION" go_install github.com/golangci/golangci-lint/v2/cmd/golangci-lint "$GOLANGCI_LINT_VERSION" ;;
+	ignition) install ignition "$IGNITION_VERSION-norelabel" build_ignition ;;
 	*) log "unknown tool: $1"; exit 2 ;;
 	esac
 }

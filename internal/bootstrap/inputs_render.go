@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -54,7 +52,9 @@ func (r *Reconciler) inputs(ctx context.Context, cluster *clusterv1.Cluster, con
 			return in, false, err
 		}
 	} else if role != cloudinit.ServerInit {
-		in.ServerURL = "https://" + net.JoinHostPort(endpoint.Host, strconv.Itoa(int(endpoint.Port)))
+		if in.ServerURL, ready, err = r.joinURL(ctx, cluster, config); err != nil || !ready {
+			return in, false, err
+		}
 	}
 	if role != cloudinit.Agent {
 		var missing string

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/predicates"
@@ -53,7 +54,16 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	// Secret) need not carry the label, so secretToConfigs keeps the shard's configs.
 	shard := predicates.ResourceHasFilterLabel(mgr.GetScheme(), log, r.WatchFilterValue)
 	reconciler, options := pacing.Wrap(r, r.MinPassInterval, options)
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr)
+	if r.watchesControlPlanes(mgr) {
+		cp := &unstructured.Unstructured{}
+		cp.SetGroupVersionKind(controlPlaneGVK)
+		b = b.Watches(cp, handler.EnqueueRequestsFromMapFunc(r.controlPlaneToConfigs),
+			builder.WithPredicates(shard, registrationChanged()))
+	} else {
+		log.Info("KThreesControlPlane is not served: configs join through the control-plane endpoint only")
+	}
+	return b.
 		For(&bootstrapv1.KThreesConfig{}, builder.WithPredicates(shard)).
 		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(machineToConfig), builder.WithPredicates(shard)).
 		Watches(&clusterv1.MachinePool{}, handler.EnqueueRequestsFromMapFunc(machinePoolToConfig), builder.WithPredicates(shard)).

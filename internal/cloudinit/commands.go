@@ -3,6 +3,8 @@ package cloudinit
 import (
 	"fmt"
 	"path"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 const (
@@ -24,12 +26,17 @@ func runCommands(in Input, version string) ([]string, error) {
 	if err := checkCommands("postK3sCommands", in.Spec.PostK3sCommands); err != nil {
 		return nil, err
 	}
-	install, err := installCommand(in, version)
+	install, verify, err := installCommands(in, version)
 	if err != nil {
 		return nil, err
 	}
-	cmds := make([]string, 0, len(in.Spec.PreK3sCommands)+len(in.Spec.PostK3sCommands)+3)
+	cmds := make([]string, 0, len(in.Spec.PreK3sCommands)+len(in.Spec.PostK3sCommands)+4)
 	cmds = append(cmds, in.Spec.PreK3sCommands...)
+	// Right before the install, so that preK3sCommands may put the air-gapped
+	// files in place.
+	if verify != "" {
+		cmds = append(cmds, verify)
+	}
 	cmds = append(cmds, install)
 	cmds = append(cmds, restoreCommands(in)...)
 	cmds = append(cmds, in.Spec.PostK3sCommands...)
@@ -55,9 +62,14 @@ func k3sSubcommand(r Role) string {
 	return "server"
 }
 
-func installCommand(in Input, version string) (string, error) {
+// installCommands returns the command that runs k3s's install script and, when
+// the spec gives checksums, the entry that verifies them first (install_verify.go).
+func installCommands(in Input, version string) (install, verify string, err error) {
+	ac := &in.Spec.AgentConfig
+	if errs := InstallErrors(ac, field.NewPath("spec", "agentConfig")); len(errs) > 0 {
+		return "", "", errs.ToAggregate()
+	}
 	sub := k3sSubcommand(in.Role)
-	ac := in.Spec.AgentConfig
 	// A restore runs between the install and the service's first start.
 	skipStart := ""
 	if restoring(in) {
@@ -69,18 +81,34 @@ func installCommand(in Input, version string) (string, error) {
 			script = defaultAirGappedInstallScript
 		}
 		if !path.IsAbs(script) {
-			return "", fmt.Errorf("spec.agentConfig.airGappedInstallScriptPath %q must be absolute", script)
+			return "", "", fmt.Errorf("spec.agentConfig.airGappedInstallScriptPath %q must be absolute", script)
+		}
+		if verifying(ac) {
+			verify = verifyCommand(ac, "", script)
 		}
 		return fmt.Sprintf("INSTALL_K3S_SKIP_DOWNLOAD=true %sINSTALL_K3S_VERSION=%s sh %s %s",
-			skipStart, shellQuote(version), shellQuote(script), sub), nil
+			skipStart, shellQuote(version), shellQuote(script), sub), verify, nil
 	}
-	scriptURL := in.InstallScriptURL
+	scriptURL := ac.InstallScriptURL
+	if scriptURL == "" {
+		scriptURL = in.InstallScriptURL
+	}
 	if scriptURL == "" {
 		scriptURL = DefaultInstallScriptURL
 	}
+	env := skipStart
+	if ac.ArtifactURL != "" {
+		env = "INSTALL_K3S_ARTIFACT_URL=" + shellQuote(ac.ArtifactURL) + " " + env
+	}
+	if verifying(ac) {
+		// Downloaded, checked, then run from the file: a pipe would run the
+		// script before anything could check it.
+		return fmt.Sprintf("%sINSTALL_K3S_VERSION=%s sh %s %s",
+			env, shellQuote(version), shellQuote(verifiedScriptPath), sub), verifyCommand(ac, scriptURL, verifiedScriptPath), nil
+	}
 	// The options all live in config.yaml, so nothing but the subcommand follows "-".
 	return fmt.Sprintf("curl -sfL %s | %sINSTALL_K3S_VERSION=%s sh -s - %s",
-		shellQuote(scriptURL), skipStart, shellQuote(version), sub), nil
+		shellQuote(scriptURL), env, shellQuote(version), sub), "", nil
 }
 
 // sentinelCommand writes the success file only when k3s actually runs: runcmd does

@@ -41,7 +41,7 @@ func encodeIgnition(p *plan) ([]byte, error) {
 		}
 		cfg.Storage.Files = append(cfg.Storage.Files, file)
 	}
-	script, err := ignitionFile(File{Path: bootstrapScriptPath, Owner: defaultOwner, Permissions: scriptPermissions, Content: bootstrapScript(p.commands)})
+	script, err := ignitionFile(File{Path: bootstrapScriptPath, Owner: defaultOwner, Permissions: scriptPermissions, Content: bootstrapScript(append(ignitionSpecialModeChmods(p.files), p.commands...))})
 	if err != nil {
 		return nil, err
 	}

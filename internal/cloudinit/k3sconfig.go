@@ -8,6 +8,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/yaml"
 
+	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 	"github.com/capk3s/capk3s/internal/k3s"
 )
 
@@ -29,8 +30,29 @@ func (o k3sOptions) list(key string, v []string) {
 	}
 }
 
-// renderK3sConfig maps the spec onto k3s options; doc.go has the table.
+// renderK3sConfig writes the k3s config file for in.
 func renderK3sConfig(in Input) ([]byte, error) {
+	o, err := k3sConfigOptions(in)
+	if err != nil {
+		return nil, err
+	}
+	out, err := yaml.Marshal(o)
+	if err != nil {
+		return nil, fmt.Errorf("marshalling k3s config: %w", err)
+	}
+	return out, nil
+}
+
+// ServerOptions are the k3s options a joining server's config file holds for spec,
+// without what comes from Secrets or the cluster (token, server URL, datastore,
+// S3 CA): what the control plane compares to see whether k3s would let a new server
+// join the running ones (k3s.CriticalChanges).
+func ServerOptions(spec bootstrapv1.KThreesConfigSpec) (map[string]any, error) {
+	return k3sConfigOptions(Input{Role: ServerJoin, Spec: spec})
+}
+
+// k3sConfigOptions maps the spec onto k3s options; doc.go has the table.
+func k3sConfigOptions(in Input) (k3sOptions, error) {
 	ac, sc := in.Spec.AgentConfig, in.Spec.ServerConfig
 	o := k3sOptions{}
 	o.str("token", in.Token)
@@ -92,11 +114,7 @@ func renderK3sConfig(in Input) ([]byte, error) {
 	if err := addExtraOptions(o, in); err != nil {
 		return nil, err
 	}
-	out, err := yaml.Marshal(o)
-	if err != nil {
-		return nil, fmt.Errorf("marshalling k3s config: %w", err)
-	}
-	return out, nil
+	return o, nil
 }
 
 // nodeTaints are the taints the kubelet registers its Node with (k3s hands node-taint

@@ -108,7 +108,7 @@ func checkRoundTrip(t testing.TB, in Input, files []fileCase, out []byte) {
 		}
 	}
 	version, _ := normalizeVersion(in.Version)
-	install, _ := installCommand(in, version)
+	install, _, _ := installCommands(in, version)
 	wantCmds := append(append(append(append([]string{}, in.Spec.PreK3sCommands...), install), in.Spec.PostK3sCommands...), sentinelCommand(in.Role))
 	if !reflect.DeepEqual(p.RunCmd, wantCmds) {
 		t.Errorf("runcmd = %q\nwant %q", p.RunCmd, wantCmds)

@@ -120,7 +120,7 @@ func TestInPlaceFallsBackToReplacement(t *testing.T) {
 			f := newInPlaceFixture(t, 3, 0, tc.rc)
 			f.kcp.Spec.Version = "v1.32.1+k3s1"
 			if tc.config {
-				f.kcp.Spec.KThreesConfigSpec.ServerConfig.DisableComponents = []string{"servicelb"}
+				f.kcp.Spec.KThreesConfigSpec.ServerConfig.DisableComponents = []string{"metrics-server"}
 			}
 			if tc.optOut {
 				f.kcp.Spec.InPlaceUpdates = controlplanev1.InPlaceUpdateNever
@@ -318,7 +318,7 @@ func TestInPlaceWritesTheConfig(t *testing.T) {
 		}, nil
 	}
 	f := newInPlaceFixture(t, 3, 0, rc)
-	f.kcp.Spec.KThreesConfigSpec.ServerConfig.DisableComponents = []string{"servicelb"}
+	f.kcp.Spec.KThreesConfigSpec.ServerConfig.DisableComponents = []string{"metrics-server"}
 	f.pass(t) // marks the servers outdated
 	f.pass(t)
 	marked := f.marked(t)
@@ -329,8 +329,8 @@ func TestInPlaceWritesTheConfig(t *testing.T) {
 	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: f.kcp.Namespace, Name: marked[0]}, config); err != nil {
 		t.Fatal(err)
 	}
-	if got := config.Spec.ServerConfig.DisableComponents; len(got) != 1 || got[0] != "servicelb" {
-		t.Errorf("config %s disables %v, want [servicelb]", marked[0], got)
+	if got := config.Spec.ServerConfig.DisableComponents; len(got) != 1 || got[0] != "metrics-server" {
+		t.Errorf("config %s disables %v, want [metrics-server]", marked[0], got)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/k3s"
 	"github.com/capk3s/capk3s/internal/workload"
 )
 
@@ -295,8 +296,15 @@ func quorumAfterRemoval(machines collections.Machines, nodes workload.Nodes, vic
 	return members, healthy, quorum, healthy >= quorum
 }
 
+// isHealthyServer: not going away, not marked unhealthy, its Node Ready, and its etcd
+// member not removed. A server whose member k3s has removed stays Ready (k3s keeps
+// running) but votes in no quorum, whichever way k3s's member controller recorded the
+// removal (k3s.EtcdMemberRemoved).
 func isHealthyServer(m *clusterv1.Machine, nodes workload.Nodes) bool {
-	return m.DeletionTimestamp.IsZero() && !collections.IsUnhealthy(m) && nodes.Ready(m.Name)
+	if !m.DeletionTimestamp.IsZero() || collections.IsUnhealthy(m) || !nodes.Ready(m.Name) {
+		return false
+	}
+	return !k3s.EtcdMemberRemoved(nodes[m.Name].Annotations)
 }
 
 // pickVictim chooses among unhealthy servers the one whose loss costs least: one

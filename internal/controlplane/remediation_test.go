@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/k3s"
 	"github.com/capk3s/capk3s/internal/workload"
 )
 
@@ -37,6 +38,9 @@ type remServer struct {
 	// markedAgo and readyAgo, when set, are how long ago the health check marked it
 	// unhealthy and how long ago its node's Ready condition last changed.
 	markedAgo, readyAgo time.Duration
+	// memberRemoved: k3s has removed its node's etcd member (newer k3s: removed-node-name
+	// alone, the remove annotation consumed), though the node is still Ready.
+	memberRemoved bool
 }
 
 func (s remServer) machine(t *testing.T) *clusterv1.Machine {
@@ -93,6 +97,9 @@ func observe(t *testing.T, servers []remServer) (collections.Machines, workload.
 			nodes[s.name] = readyNode(s.name)
 			if s.readyAgo != 0 {
 				nodes[s.name].Status.Conditions[0].LastTransitionTime = ago(s.readyAgo)
+			}
+			if s.memberRemoved {
+				nodes[s.name].Annotations = map[string]string{k3s.EtcdRemovedNodeNameAnnotation: s.name + "-1a2b3c4d"}
 			}
 		}
 	}
@@ -165,6 +172,13 @@ func TestDecideRemediation(t *testing.T) {
 			kcp:        remediationKCP(true, 3, nil),
 			servers:    []remServer{healthy("a", 3*time.Hour), sick("b", 2*time.Hour), sick("c", time.Hour)},
 			wantReason: remediationWouldLoseQuorumReason, wantMessage: "would lose etcd quorum: 2 servers would remain, 1 of them healthy, and quorum needs 2",
+		},
+		{
+			name: "3 servers, 1 unhealthy, 1 Ready whose etcd member k3s removed: would lose quorum",
+			kcp:  remediationKCP(true, 3, nil),
+			servers: []remServer{healthy("a", 3*time.Hour), sick("b", 2*time.Hour),
+				{name: "c", age: time.Hour, ready: true, memberRemoved: true}},
+			wantReason: remediationWouldLoseQuorumReason, wantMessage: "2 servers would remain, 1 of them healthy, and quorum needs 2",
 		},
 		{
 			name: "5 servers, 2 unhealthy: the oldest is remediated",

@@ -21,6 +21,7 @@ import (
 // cannot update it. The result asks for the next pass when no watch would bring it.
 func (r *Reconciler) reconcileReplicas(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, tokenAvailable bool, seen *observed) (ctrl.Result, error) {
 	outdated := seen.outdated(kcp, time.Now())
+	seen.criticalChange = criticalChange(kcp, *seen)
 	var step scaleStep
 	step, seen.blocked = nextStep(kcp, *seen, outdated, tokenAvailable)
 	switch step {
@@ -68,6 +69,11 @@ func nextStep(kcp *controlplanev1.KThreesControlPlane, seen observed, outdated c
 	if have == 0 {
 		// The first server initializes the cluster; nothing to check before it.
 		return stepScaleUp, ""
+	}
+	if seen.criticalChange != "" {
+		// k3s would refuse every new server; removing one would only shrink the
+		// cluster (critical.go).
+		return stepNone, seen.criticalChange
 	}
 	if rollout && !grow && !externalDatastore(kcp) && want < 3 {
 		return stepNone, "maxSurge 0 removes a server before creating its replacement; with fewer than 3 servers that loses etcd quorum"

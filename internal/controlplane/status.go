@@ -36,6 +36,9 @@ type observed struct {
 	// notInPlace says why the rollout's server is replaced rather than updated in
 	// place ("" when in-place updates were not in play).
 	notInPlace string
+	// criticalChange says why no server may join the running ones: the spec
+	// changes a setting k3s servers must share (critical.go); "" when it does not.
+	criticalChange string
 	// machineCacheBehind says the pass stopped because its Machine list was older
 	// than this controller's own writes (machine_expectations.go): nothing that the
 	// servers decide is reported from it.
@@ -73,6 +76,7 @@ func setStatus(cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPla
 		return
 	}
 	setReplicas(kcp, o.machines)
+	setRegistration(kcp, o.machines)
 	kcp.Status.Versions = versionsOf(o.machines)
 	kcp.Status.Version = ""
 	if len(kcp.Status.Versions) > 0 {
@@ -102,6 +106,9 @@ func setStatus(cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPla
 	if len(o.inPlaceNotStarted) > 0 {
 		reason = controlplanev1.InPlaceUpdateNotStartedReason
 		rolling = notStartedMessage(o.inPlaceNotStarted) + "; " + rolling
+	}
+	if o.criticalChange != "" && o.criticalChange == o.blocked {
+		reason = controlplanev1.CriticalSettingChangedReason
 	}
 	setTrueWhen(kcp, controlplanev1.RollingOutCondition, len(outdated) > 0, reason,
 		controlplanev1.NotRollingOutReason, rolling)

@@ -45,6 +45,7 @@ func TestCloudInitBootsRenderedData(t *testing.T) {
 				checkSucceeded(t, m)
 				checkFiles(t, m, c.in)
 				checkK3sConfig(t, m, c.k3sConfig)
+				checkK3sWouldStart(t, m)
 				checkOSSetup(t, m, c.in.Spec)
 				checkCalls(t, m, c.calls)
 			})
@@ -174,9 +175,8 @@ func checkFiles(t *testing.T, m *machine, in cloudinit.Input) {
 	}
 }
 
-// checkK3sConfig: config.yaml as the install found it holds the asked keys.
-// TODO(k3smodel): judge the keys for the role and minor with the simulator's
-// k3s model once it has a function for it.
+// checkK3sConfig: config.yaml as the install found it holds the asked keys
+// (checkK3sWouldStart judges the whole file as k3s would).
 func checkK3sConfig(t *testing.T, m *machine, want map[string]any) {
 	t.Helper()
 	var got map[string]any
@@ -194,42 +194,7 @@ func checkK3sConfig(t *testing.T, m *machine, want map[string]any) {
 // disk_setup and fs_setup calls; fstab.
 func checkOSSetup(t *testing.T, m *machine, spec bootstrapv1.KThreesConfigSpec) {
 	t.Helper()
-	users, groups, shadow := m.entries("/etc/passwd"), m.entries("/etc/group"), m.entries("/etc/shadow")
-	for _, u := range spec.Users {
-		pw, ok := users[u.Name]
-		if !ok {
-			t.Errorf("user %s was not created", u.Name)
-			continue
-		}
-		if u.PrimaryGroup != "" {
-			if g, ok := groups[u.PrimaryGroup]; !ok || g[2] != pw[3] {
-				t.Errorf("user %s: gid %s, want group %s (%v)", u.Name, pw[3], u.PrimaryGroup, g)
-			}
-		}
-		for g := range strings.SplitSeq(u.Groups, ",") {
-			g = strings.TrimSpace(g)
-			if e, ok := groups[g]; g != "" && (!ok || !slices.Contains(strings.Split(e[3], ","), u.Name)) {
-				t.Errorf("user %s is not in group %s (%v)", u.Name, g, e)
-			}
-		}
-		if u.Shell != "" && pw[6] != u.Shell || u.HomeDir != "" && pw[5] != u.HomeDir {
-			t.Errorf("user %s: %v", u.Name, pw)
-		}
-		if u.PasswdFrom != nil && shadow[u.Name][1] != pwHash {
-			t.Errorf("user %s: shadow %v", u.Name, shadow[u.Name])
-		}
-		if u.Inactive != nil && *u.Inactive && shadow[u.Name][7] == "" {
-			t.Errorf("inactive user %s has no expiry: %v", u.Name, shadow[u.Name])
-		}
-		for _, k := range u.SSHAuthorizedKeys {
-			if !strings.Contains(m.read(path.Join(pw[5], ".ssh/authorized_keys")), k) {
-				t.Errorf("user %s: key %q not authorized", u.Name, k)
-			}
-		}
-		if u.Sudo != "" && !strings.Contains(m.read("/etc/sudoers.d/90-cloud-init-users"), u.Name+" "+u.Sudo) {
-			t.Errorf("user %s: sudoers = %q", u.Name, m.read("/etc/sudoers.d/90-cloud-init-users"))
-		}
-	}
+	checkUsers(t, m, spec, ".ssh/authorized_keys")
 	if spec.NTP != nil {
 		conf := m.read("/etc/chrony/chrony.conf")
 		for _, s := range spec.NTP.Servers {
@@ -262,6 +227,48 @@ func checkOSSetup(t *testing.T, m *machine, spec bootstrapv1.KThreesConfigSpec) 
 		}
 		if !found {
 			t.Errorf("fstab has no %v:\n%s", mp, strings.Join(fstab, "\n"))
+		}
+	}
+}
+
+// checkUsers: every user with its primary group, groups, shell, home, password
+// hash, expiry, SSH keys (in keysFile under the home) and sudo rule.
+func checkUsers(t *testing.T, m *machine, spec bootstrapv1.KThreesConfigSpec, keysFile string) {
+	t.Helper()
+	users, groups, shadow := m.entries("/etc/passwd"), m.entries("/etc/group"), m.entries("/etc/shadow")
+	for _, u := range spec.Users {
+		pw, ok := users[u.Name]
+		if !ok {
+			t.Errorf("user %s was not created", u.Name)
+			continue
+		}
+		if u.PrimaryGroup != "" {
+			if g, ok := groups[u.PrimaryGroup]; !ok || g[2] != pw[3] {
+				t.Errorf("user %s: gid %s, want group %s (%v)", u.Name, pw[3], u.PrimaryGroup, g)
+			}
+		}
+		for g := range strings.SplitSeq(u.Groups, ",") {
+			g = strings.TrimSpace(g)
+			if e, ok := groups[g]; g != "" && (!ok || !slices.Contains(strings.Split(e[3], ","), u.Name)) {
+				t.Errorf("user %s is not in group %s (%v)", u.Name, g, e)
+			}
+		}
+		if u.Shell != "" && pw[6] != u.Shell || u.HomeDir != "" && pw[5] != u.HomeDir {
+			t.Errorf("user %s: %v", u.Name, pw)
+		}
+		if u.PasswdFrom != nil && shadow[u.Name][1] != pwHash {
+			t.Errorf("user %s: shadow %v", u.Name, shadow[u.Name])
+		}
+		if u.Inactive != nil && *u.Inactive && shadow[u.Name][7] == "" {
+			t.Errorf("inactive user %s has no expiry: %v", u.Name, shadow[u.Name])
+		}
+		for _, k := range u.SSHAuthorizedKeys {
+			if !strings.Contains(m.read(path.Join(pw[5], keysFile)), k) {
+				t.Errorf("user %s: key %q not authorized", u.Name, k)
+			}
+		}
+		if u.Sudo != "" && !strings.Contains(m.read("/etc/sudoers.d/90-cloud-init-users"), u.Name+" "+u.Sudo) {
+			t.Errorf("user %s: sudoers = %q", u.Name, m.read("/etc/sudoers.d/90-cloud-init-users"))
 		}
 	}
 }

@@ -7,6 +7,14 @@
 // k3s install and the bootstrap sentinel, cloud-init's final status and its schema
 // check. Data that cannot be applied must end without the sentinel.
 //
+// The same cases rendered as Ignition are applied by the real Ignition (v2.24.0,
+// built by hack/ensure-tools.sh from the module hack/bootos/ignition): its
+// fetch-offline and files stages run as from the initramfs, outside the throwaway
+// root and pointed at it (testdata/ignite.sh), then the capk3s units the presets
+// enable run as systemd's first boot would (testdata/firstboot.sh). Every boot's
+// config.yaml, as the install found it, is read by the simulator's k3s model, and a
+// boot whose k3s would exit or skip a key fails.
+//
 // The roots are Debian installs built once by hack/bootos/build-roots.sh and
 // cached outside the work tree ($HOME/.cache/capk3s/roots, or CAPK3S_ROOTS); a
 // test only ever mounts one read-only under an overlay whose upper layer is the

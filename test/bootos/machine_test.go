@@ -66,12 +66,22 @@ type machine struct {
 // boot boots userData in a fresh overlay of suite's root.
 func boot(t *testing.T, suite string, userData []byte) *machine {
 	t.Helper()
+	dir := newSeed(t, "user-data", userData)
+	return enter(t, suite, dir, "sh /seed/boot.sh", "chroot")
+}
+
+// newSeed is a test directory whose seed holds the boot scripts, the stand-ins
+// and the bootstrap data under name.
+func newSeed(t *testing.T, name string, data []byte) string {
+	t.Helper()
 	dir := t.TempDir()
 	seed := filepath.Join(dir, "seed")
 	if err := os.MkdirAll(filepath.Join(seed, "standins"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	copyFile(t, "testdata/boot.sh", filepath.Join(seed, "boot.sh"))
+	for _, s := range []string{"boot.sh", "ignite.sh", "firstboot.sh"} {
+		copyFile(t, filepath.Join("testdata", s), filepath.Join(seed, s))
+	}
 	entries, err := os.ReadDir("testdata/standins")
 	if err != nil {
 		t.Fatal(err)
@@ -79,11 +89,18 @@ func boot(t *testing.T, suite string, userData []byte) *machine {
 	for _, e := range entries {
 		copyFile(t, filepath.Join("testdata/standins", e.Name()), filepath.Join(seed, "standins", e.Name()))
 	}
-	if err := os.WriteFile(filepath.Join(seed, "user-data"), userData, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(seed, name), data, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return dir
+}
+
+// enter runs cmd in a fresh overlay of suite's root (enter.sh, in mode chroot or
+// host) and returns the machine it left.
+func enter(t *testing.T, suite, dir, cmd, mode string) *machine {
+	t.Helper()
 	lower := filepath.Join(rootsDir(), suite)
-	out, err := exec.Command("sh", "testdata/enter.sh", lower, dir, "sh /seed/boot.sh").CombinedOutput()
+	out, err := exec.Command("sh", "testdata/enter.sh", lower, dir, cmd, mode).CombinedOutput()
 	if err != nil {
 		t.Fatalf("boot in %s: %v\n%s", suite, err, out)
 	}
@@ -176,7 +193,7 @@ func (m *machine) calls() []string { return m.lines("/var/log/capk3s/calls") }
 // diagnostics is what to print when an assertion on the boot fails.
 func (m *machine) diagnostics() string {
 	var b bytes.Buffer
-	for _, p := range []string{"stage-exits", "status", "schema", "calls", "cloud-init-output.log"} {
+	for _, p := range []string{"stage-exits", "status", "schema", "calls", "cloud-init-output.log", "ignition.log", "units", "units.log"} {
 		b.WriteString("### " + p + "\n" + m.read("/var/log/capk3s/"+p) + "\n")
 	}
 	for _, l := range m.lines("/var/log/capk3s/cloud-init.log") {

@@ -16,12 +16,17 @@ import (
 
 // TestAgentsRolloutAndResize: a MachineDeployment rollout restart replaces every
 // agent, then agents and servers are resized together; every new agent joins, and
-// the token is never deleted or changed.
+// the token is never deleted or changed. The control plane joins machines through a
+// server's internal address (no load balancer): every joiner is sent to the server
+// the control plane published, which the simulator accepts only while that server
+// runs, and the choice moves when its server is removed.
 func TestAgentsRolloutAndResize(t *testing.T) {
 	s := newScenario(t, 1, 3)
+	s.objs.ControlPlane.Spec.RegistrationMethod = controlplanev1.RegistrationInternalAddress
 	s.create()
 	s.waitServers(1, oldVersion)
 	s.waitAgents(3)
+	first := s.registration()
 	before := s.agentNames()
 
 	s.patchWorkers(func(md *clusterv1.MachineDeployment) {
@@ -45,5 +50,13 @@ func TestAgentsRolloutAndResize(t *testing.T) {
 	if n := len(s.nodes()); n != 2 {
 		t.Errorf("workload cluster has %d Nodes, want 2", n)
 	}
+	last := s.registration()
+	if !s.serverNames().Has(last.Machine) {
+		t.Errorf("registration server %s is not one of the servers %v", last.Machine, sets.List(s.serverNames()))
+	}
+	if !s.serverNames().Has(first.Machine) && last == first {
+		t.Errorf("registration still names the removed server %s", first.Machine)
+	}
+	s.checkJoinURLs()
 	s.token.check(t)
 }

@@ -35,10 +35,14 @@ func TestInitNonHA(t *testing.T) {
 		switch n.Labels["capk3s.io/role"] {
 		case "server":
 			servers++
-			for _, l := range []string{"node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/etcd", "node-role.kubernetes.io/master"} {
+			for _, l := range []string{"node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/etcd"} {
 				if n.Labels[l] != "true" {
 					t.Errorf("server Node %s lacks %s=true", name, l)
 				}
+			}
+			// No supported k3s minor sets the master role label any more.
+			if _, ok := n.Labels["node-role.kubernetes.io/master"]; ok {
+				t.Errorf("server Node %s has node-role.kubernetes.io/master, which k3s v1.34 and later do not set", name)
 			}
 			if n.Annotations["etcd.k3s.cattle.io/node-name"] == "" {
 				t.Errorf("server Node %s has no etcd member annotation", name)

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+	"github.com/capk3s/capk3s/test/sim"
 	"github.com/capk3s/capk3s/test/stack"
 )
 
@@ -47,6 +48,17 @@ func TestOSSetup(t *testing.T) {
 	agents := &s.objs.AgentConfigTemplate.Spec.Template.Spec
 	osSetup(agents)
 	agents.Format = bootstrapv1.Ignition
+	// Verified installs ride along: servers download a checked script and take the
+	// binary from a mirror; agents are air-gapped, their image's files checked.
+	s.objs.ControlPlane.Spec.KThreesConfigSpec.AgentConfig.InstallScriptURL = "https://mirror.example.com/k3s/install.sh"
+	s.objs.ControlPlane.Spec.KThreesConfigSpec.AgentConfig.InstallScriptSHA256 = sim.SHA256(sim.InstallScript)
+	s.objs.ControlPlane.Spec.KThreesConfigSpec.AgentConfig.ArtifactURL = "https://mirror.example.com/k3s/releases"
+	agents.AgentConfig.AirGapped = true
+	agents.AgentConfig.InstallScriptSHA256 = sim.SHA256(sim.InstallScript)
+	agents.AgentConfig.AirGappedChecksums = []bootstrapv1.FileChecksum{
+		{Path: sim.ImageK3sBinaryPath, SHA256: sim.SHA256(sim.ImageK3sBinary(s.version))},
+		{Path: sim.ImageAirgapImagesPath, SHA256: sim.SHA256(sim.ImageAirgapImages(s.version))},
+	}
 	s.must("creating the password Secret", env.Client.Create(s.ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "ops-password"},
 		StringData: map[string]string{"hash": e2ePasswordHash + "\n"},
@@ -61,7 +73,7 @@ func TestOSSetup(t *testing.T) {
 		data := &corev1.Secret{}
 		s.must("reading bootstrap data", env.Client.Get(s.ctx, client.ObjectKey{Namespace: s.ns, Name: c.Status.DataSecretName}, data))
 		value := string(data.Data["value"])
-		want := []string{"bootcmd:", "passwd: " + e2ePasswordHash, "sudo: ALL=(ALL) NOPASSWD:ALL", "LABEL=k3s-data"}
+		want := []string{"bootcmd:", "passwd: " + e2ePasswordHash, "sudo: ALL=(ALL) NOPASSWD:ALL", "LABEL=k3s-data", "| sha256sum -c -"}
 		if string(data.Data["format"]) == string(bootstrapv1.Ignition) {
 			want = []string{`"passwordHash":"` + e2ePasswordHash + `"`, "capk3s-bootcmd.service", "var-lib-rancher.mount", `"label":"k3s-data"`}
 		}

@@ -32,6 +32,9 @@ import (
 func TestSwitchFromClusterAPIK3s(t *testing.T) {
 	start := time.Now()
 	s := newScenario(t, 1, 1)
+	// cluster-api-k3s has no extraConfig, so the cluster it made started without one;
+	// a first server started with another flannel backend would refuse new servers.
+	s.objs.ControlPlane.Spec.KThreesConfigSpec.ServerConfig.ExtraConfig = nil
 	s.create()
 	s.waitServers(1, oldVersion)
 	s.waitAgents(1)

@@ -33,6 +33,8 @@ type bootData struct {
 	os osSetup
 	// dropped are the config keys k3s server skipped (see readAsK3s).
 	dropped []string
+	// supervisorPort is where a server's supervisor listens (k3smodel.SupervisorPort).
+	supervisorPort int
 }
 
 // cloudConfig is the part of cloud-init's schema that k3s machines depend on.

@@ -359,7 +359,7 @@ func TestParseCloudConfigEmptyK3sConfig(t *testing.T) {
 	if b.k3sConfig == nil || len(b.k3sConfig) != 0 {
 		t.Errorf("k3sConfig = %#v, want an empty, non-nil map", b.k3sConfig)
 	}
-	if want := (installCommand{role: roleServer, version: testVersion}); b.install != want {
+	if want := (installCommand{role: roleServer, version: testVersion, script: "/opt/install.sh"}); b.install != want {
 		t.Errorf("install = %+v, want %+v", b.install, want)
 	}
 }
@@ -502,7 +502,7 @@ func TestParseCloudConfigReadsRenderedData(t *testing.T) {
 			in: cloudinit.Input{
 				Role: cloudinit.Agent, Spec: airGapped, Version: "v1.34.0-rc1+k3s2", ServerURL: testEndpoint, Token: agentTok,
 			},
-			wantInstall: installCommand{role: roleAgent, version: "v1.34.0-rc1+k3s2", skipDownload: true},
+			wantInstall: installCommand{role: roleAgent, version: "v1.34.0-rc1+k3s2", skipDownload: true, script: "/opt/k3s/install it.sh"},
 			wantOptions: map[string]any{
 				"server": testEndpoint, "token": agentTok, "node-name": "node-x",
 				"node-label": []any{"tier=x"}, "node-taint": []any{"dedicated=x:NoSchedule", "node.cluster.x-k8s.io/uninitialized:NoSchedule"},
@@ -627,7 +627,7 @@ func TestParseCloudConfigReadsGoldenFiles(t *testing.T) {
 		},
 		{
 			file:        "air-gapped.yaml",
-			wantInstall: installCommand{role: roleAgent, version: "v1.34.0-rc1+k3s2", skipDownload: true},
+			wantInstall: installCommand{role: roleAgent, version: "v1.34.0-rc1+k3s2", skipDownload: true, script: "/opt/k3s/install it.sh"},
 			wantOptions: map[string]any{"server": testEndpoint, "token": "K10deadbeef::node:ag3nt"},
 			wantFiles:   []string{k3sConfigPath},
 		},

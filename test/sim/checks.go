@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/cluster-api/util/certs"
+
+	"github.com/capk3s/capk3s/test/sim/k3smodel"
 )
 
 // k3sToken is a join token in one of the forms k3s accepts.
@@ -156,6 +158,9 @@ type secrets struct {
 	datastore string
 	// embeddedCCM: the servers run k3s's embedded cloud controller (nodecloud.go).
 	embeddedCCM bool
+	// critical are the first server's critical settings (critical.go); nil on a
+	// datastore cluster, whose servers k3s does not compare.
+	critical k3smodel.Critical
 }
 
 // initSecrets are the secrets a cluster-init server sets up from its data.
@@ -179,6 +184,11 @@ func (b *bootData) initSecrets() (secrets, error) {
 		}
 		s.agentPass = agent.passphrase
 	}
+	if s.datastore == "" {
+		if s.critical, err = b.critical(); err != nil {
+			return s, err
+		}
+	}
 	return s, nil
 }
 
@@ -193,15 +203,16 @@ func (s secrets) checkPin(t k3sToken) error {
 // checkJoin checks a joining machine's data against the cluster it joins: the server
 // URL is the endpoint (for a server of a datastore cluster: the datastore is the
 // cluster's), the token is the cluster's (the agent token for agents, when
-// the cluster has one), and an agent carries no server secret.
-func (b *bootData) checkJoin(s secrets, endpoint string, raw []byte) error {
+// the cluster has one), an agent carries no server secret, and a server of an
+// embedded-etcd cluster shares the cluster's critical settings (critical.go).
+func (b *bootData) checkJoin(s secrets, reaches func(string) bool, raw []byte) error {
 	if b.install.role == roleServer && s.datastore != "" {
 		// The endpoint holds a password: the message must not quote it.
 		if b.datastore() != s.datastore {
 			return errors.New("datastore-endpoint is not the cluster's: this server would start another cluster, or none")
 		}
-	} else if got := b.str("server"); got != endpoint {
-		return fmt.Errorf("server URL %q is not the cluster's endpoint %q", got, endpoint)
+	} else if got := b.str("server"); !reaches(got) {
+		return fmt.Errorf("server URL %q is neither the cluster's endpoint nor a running server's own address: k3s cannot reach the cluster there", got)
 	}
 	tok, err := b.token("token")
 	if err != nil {
@@ -223,7 +234,7 @@ func (b *bootData) checkJoin(s secrets, endpoint string, raw []byte) error {
 	if b.install.role == roleServer && !bytes.Equal(b.files[serverCACertPath], s.caPEM) {
 		return errors.New("a joining server is given another server CA than the cluster's")
 	}
-	return nil
+	return b.checkCritical(s)
 }
 
 // holds says whether secret appears anywhere in the data: as written, in a file once

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"slices"
+	"strconv"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -61,6 +63,9 @@ type workloadCluster struct {
 	snapshots map[string]*snapshotState
 	// stopSUC ends the system-upgrade-controller stand-in; nil while none runs.
 	stopSUC context.CancelFunc
+	// supervisors are the running servers' own URLs, by Node: where a node can join
+	// besides the endpoint (k3smodel.SupervisorPort).
+	supervisors map[string]string
 	// registeredTaints are the taints each Node was created with, by Node.
 	registeredTaints map[string][]corev1.Taint
 }
@@ -233,7 +238,37 @@ func (c *workloadCluster) removeMember(node string) (string, bool, error) {
 
 // serverGone is a server's machine going away: a member it still is goes down with it.
 func (c *workloadCluster) serverGone(node string) error {
+	c.mu.Lock()
+	delete(c.supervisors, node)
+	c.mu.Unlock()
 	return c.setMemberUp(node, false)
+}
+
+// serverUp records a running server's own URL, https://<its address>:<its
+// supervisor port>, where later nodes may join.
+func (c *workloadCluster) serverUp(node, address string, port int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.supervisors == nil {
+		c.supervisors = map[string]string{}
+	}
+	c.supervisors[node] = "https://" + net.JoinHostPort(address, strconv.Itoa(port))
+}
+
+// reaches says whether a server URL leads into the cluster: its endpoint, or a
+// running server's own URL. A server that has gone is no longer there to answer.
+func (c *workloadCluster) reaches(url string) bool {
+	if url == c.endpoint() {
+		return true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, u := range c.supervisors {
+		if u == url {
+			return true
+		}
+	}
+	return false
 }
 
 // setMemberUp marks the member of the server with the given Node up or down, as k3s

@@ -87,16 +87,16 @@ func TestCheckJoinDatastore(t *testing.T) {
 		t.Fatalf("initSecrets datastore = %q, want the first server's", s.datastore)
 	}
 
-	if err := first.checkJoin(s, testEndpoint, nil); err != nil {
+	if err := first.checkJoin(s, only(testEndpoint), nil); err != nil {
 		t.Errorf("first server: checkJoin: %v", err)
 	}
 	joiner, raw := datastoreServerData(t, cloudinit.ServerJoin, ca, j, cloudinit.Datastore{Endpoint: testDatastore})
-	if err := joiner.checkJoin(s, testEndpoint, raw); err != nil {
+	if err := joiner.checkJoin(s, only(testEndpoint), raw); err != nil {
 		t.Errorf("joining server: checkJoin: %v", err)
 	}
 
 	elsewhere, raw := datastoreServerData(t, cloudinit.ServerJoin, ca, j, cloudinit.Datastore{Endpoint: strings.Replace(testDatastore, ":pw@", ":zz9Secret@", 1)})
-	err = elsewhere.checkJoin(s, testEndpoint, raw)
+	err = elsewhere.checkJoin(s, only(testEndpoint), raw)
 	if err == nil || !strings.Contains(err.Error(), "datastore-endpoint is not the cluster's") {
 		t.Errorf("server on another datastore: checkJoin = %v", err)
 	}
@@ -106,17 +106,17 @@ func TestCheckJoinDatastore(t *testing.T) {
 
 	wrong := mustJoinTokens(t, token.Token{Server: "wr0ng", Agent: "ag3nt"}, ca.serverCA)
 	wrongToken, raw := datastoreServerData(t, cloudinit.ServerJoin, ca, wrong, cloudinit.Datastore{Endpoint: testDatastore})
-	if err := wrongToken.checkJoin(s, testEndpoint, raw); err == nil || !strings.Contains(err.Error(), "token does not match") {
+	if err := wrongToken.checkJoin(s, only(testEndpoint), raw); err == nil || !strings.Contains(err.Error(), "token does not match") {
 		t.Errorf("server with another token: checkJoin = %v", err)
 	}
 
 	etcdServer, raw := machineData(t, cloudinit.ServerJoin, ca, j)
-	if err := etcdServer.checkJoin(s, testEndpoint, raw); err == nil {
+	if err := etcdServer.checkJoin(s, only(testEndpoint), raw); err == nil {
 		t.Error("an etcd server joining a datastore cluster: checkJoin passed")
 	}
 
 	agent, raw := machineData(t, cloudinit.Agent, ca, j)
-	if err := agent.checkJoin(s, testEndpoint, raw); err != nil {
+	if err := agent.checkJoin(s, only(testEndpoint), raw); err != nil {
 		t.Errorf("agent of a datastore cluster: checkJoin: %v", err)
 	}
 }

@@ -18,6 +18,8 @@ type installCommand struct {
 	// skipDownload: the script keeps the k3s binary on disk and ignores version
 	// (k3smodel.SkipsDownload).
 	skipDownload bool
+	// script is the path of the script run from a file ("" when piped: sh -s).
+	script string
 }
 
 // parseInstallCommand recognises a command line that runs k3s's install script (piped
@@ -61,7 +63,11 @@ func parseInstallCommand(cmd string) (ic installCommand, ok bool, err error) {
 			err = fmt.Errorf("k3s install command ends in %q, not server or agent", role)
 			return false
 		}
-		ic, ok = installCommand{role: role, version: version, skipDownload: k3smodel.SkipsDownload(skip, readOnly)}, true
+		script := ""
+		if len(call.Args) > 2 && literal(call.Args[1]) != "-s" {
+			script = literal(call.Args[1])
+		}
+		ic, ok = installCommand{role: role, version: version, skipDownload: k3smodel.SkipsDownload(skip, readOnly), script: script}, true
 		return false
 	})
 	return ic, ok, err

@@ -35,19 +35,25 @@ func TestParseInstallCommand(t *testing.T) {
 		{
 			name:   "air-gapped agent, script path with a space",
 			cmd:    `INSTALL_K3S_SKIP_DOWNLOAD=true INSTALL_K3S_VERSION='v1.30.0-rc1+k3s2' sh '/opt/k3s/install it.sh' agent`,
-			want:   installCommand{role: roleAgent, version: "v1.30.0-rc1+k3s2", skipDownload: true},
+			want:   installCommand{role: roleAgent, version: "v1.30.0-rc1+k3s2", skipDownload: true, script: "/opt/k3s/install it.sh"},
 			wantOK: true,
 		},
 		{
 			name:   "air-gapped server, default script path",
 			cmd:    `INSTALL_K3S_SKIP_DOWNLOAD=true INSTALL_K3S_VERSION='v1.35.4+k3s1' sh '/opt/install.sh' server`,
-			want:   installCommand{role: roleServer, version: "v1.35.4+k3s1", skipDownload: true},
+			want:   installCommand{role: roleServer, version: "v1.35.4+k3s1", skipDownload: true, script: "/opt/install.sh"},
 			wantOK: true,
 		},
 		{
 			name:   "install into a read-only bin directory skips the download too",
 			cmd:    `INSTALL_K3S_BIN_DIR_READ_ONLY=true INSTALL_K3S_VERSION='v1.35.4+k3s1' sh /opt/install.sh server`,
-			want:   installCommand{role: roleServer, version: "v1.35.4+k3s1", skipDownload: true},
+			want:   installCommand{role: roleServer, version: "v1.35.4+k3s1", skipDownload: true, script: "/opt/install.sh"},
+			wantOK: true,
+		},
+		{
+			name:   "verified online server, run from the checked file with a binary mirror",
+			cmd:    `INSTALL_K3S_ARTIFACT_URL='https://mirror.example.com/k3s' INSTALL_K3S_VERSION='v1.35.4+k3s1' sh '/run/capk3s/install.sh' server`,
+			want:   installCommand{role: roleServer, version: "v1.35.4+k3s1", script: "/run/capk3s/install.sh"},
 			wantOK: true,
 		},
 		{

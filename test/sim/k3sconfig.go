@@ -70,6 +70,7 @@ func (b *bootData) readAsK3s() error {
 		return err
 	}
 	b.dropped = cfg.Dropped
+	b.supervisorPort = k3smodel.SupervisorPort(cfg)
 	return nil
 }
 

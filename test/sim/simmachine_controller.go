@@ -132,6 +132,15 @@ func (r *machineReconciler) boot(ctx context.Context, sm *simv1.SimMachine, mach
 		notReady(sm, bootstrapDataInvalidReason, err.Error())
 		return ctrl.Result{}, nil
 	}
+	if err := b.playVerification(installed); err != nil {
+		var v *verificationError
+		if errors.As(err, &v) {
+			notReady(sm, installVerificationFailedReason, err.Error())
+		} else {
+			notReady(sm, bootstrapDataInvalidReason, err.Error())
+		}
+		return ctrl.Result{}, nil
+	}
 	sm.Status.Role, sm.Status.K3sVersion = b.install.role, installed
 	if err := b.checkRestore(); err != nil {
 		// k3s exits without restoring, and the data starts it only after a restore.
@@ -162,7 +171,7 @@ func (r *machineReconciler) boot(ctx context.Context, sm *simv1.SimMachine, mach
 	// A datastore server is checked too, including the one that started the API: its
 	// data matches the secrets it set up, and the others' must match them.
 	if !b.clusterInit() {
-		if err := b.checkJoin(s, wc.endpoint(), raw); err != nil {
+		if err := b.checkJoin(s, wc.reaches, raw); err != nil {
 			// k3s keeps retrying, but the same data never gets in.
 			notReady(sm, joinRefusedReason, err.Error())
 			return ctrl.Result{}, nil
@@ -192,6 +201,9 @@ func (r *machineReconciler) boot(ctx context.Context, sm *simv1.SimMachine, mach
 			return ctrl.Result{}, err
 		}
 		wc.snapshotted(n.name, plan, now)
+	}
+	if n.role == roleServer {
+		wc.serverUp(n.name, n.address, b.supervisorPort)
 	}
 	sm.Spec.ProviderID = providerID
 	sm.Status.NodeName = n.name

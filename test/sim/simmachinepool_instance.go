@@ -58,7 +58,7 @@ func (r *poolReconciler) boot(ctx context.Context, namespace, pool string, wc *w
 	case err != nil:
 		return inst, apiUnavailableReason, err.Error(), nil
 	}
-	if err := b.checkJoin(s, wc.endpoint(), data.raw); err != nil {
+	if err := b.checkJoin(s, wc.reaches, data.raw); err != nil {
 		return inst, joinRefusedReason, err.Error(), nil
 	}
 	name := pool + "-" + utilrand.String(5)

@@ -33,6 +33,11 @@ const (
 	// names a Secret, or a key of one, that does not exist yet.
 	WaitingForEtcdS3SecretReason = "WaitingForEtcdS3Secret"
 
+	// WaitingForRegistrationServerReason: the control plane joins machines through a
+	// server's address (its spec.registrationMethod) and has published no ready server
+	// with such an address yet.
+	WaitingForRegistrationServerReason = "WaitingForRegistrationServer"
+
 	// WaitingForInitLockReason: another server holds the init lock and initializes the cluster.
 	WaitingForInitLockReason = "WaitingForInitLock"
 

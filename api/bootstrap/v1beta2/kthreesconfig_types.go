@@ -263,6 +263,41 @@ type KThreesAgentConfig struct {
 	// +optional
 	AirGappedInstallScriptPath string `json:"airGappedInstallScriptPath,omitempty"`
 
+	// installScriptURL is where this machine downloads k3s's install script from
+	// (a mirror of https://get.k3s.io); default the bootstrap manager's
+	// --k3s-install-script-url. An https URL; not with airGapped. Added by capk3s.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	InstallScriptURL string `json:"installScriptURL,omitempty"`
+
+	// installScriptSHA256 is the sha256 (64 lowercase hex digits) the install script
+	// must have: the downloaded script, or on an air-gapped machine the script on
+	// disk. The machine checks it before running the script; on a mismatch it
+	// installs nothing and reports the failure. Added by capk3s.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9a-f]{64}$`
+	InstallScriptSHA256 string `json:"installScriptSHA256,omitempty"`
+
+	// artifactURL is a mirror of k3s's release downloads: the install script
+	// fetches <artifactURL>/<version>/k3s and sha256sum-<arch>.txt from it rather
+	// than from GitHub, and checks the binary against that file
+	// (INSTALL_K3S_ARTIFACT_URL). An https URL without query; not with airGapped.
+	// Added by capk3s.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	ArtifactURL string `json:"artifactURL,omitempty"`
+
+	// airGappedChecksums are files an air-gapped machine must already hold, each
+	// with its sha256: the k3s binary (/usr/local/bin/k3s), the image tarballs
+	// (/var/lib/rancher/k3s/agent/images/...). The machine checks them before the
+	// install; a missing file or a mismatch installs nothing and reports the
+	// failure. Only with airGapped. Added by capk3s.
+	// +optional
+	// +listType=map
+	// +listMapKey=path
+	// +kubebuilder:validation:MaxItems=32
+	AirGappedChecksums []FileChecksum `json:"airGappedChecksums,omitempty"`
+
 	// extraConfig holds k3s agent options that have no field here, written into
 	// /etc/rancher/k3s/config.yaml on every machine, servers included: option name
 	// (the k3s flag without "--", e.g. node-ip, flannel-iface, selinux) to value.
@@ -276,6 +311,20 @@ type KThreesAgentConfig struct {
 	// +optional
 	// +kubebuilder:validation:MaxProperties=100
 	ExtraConfig map[string]apiextensionsv1.JSON `json:"extraConfig,omitempty"`
+}
+
+// FileChecksum is a file on the machine and the sha256 it must have.
+type FileChecksum struct {
+	// path is the file's absolute path.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	Path string `json:"path"`
+
+	// sha256 is the file's sha256, 64 lowercase hex digits.
+	// +required
+	// +kubebuilder:validation:Pattern=`^[0-9a-f]{64}$`
+	SHA256 string `json:"sha256"`
 }
 
 // Registries is the structured form of k3s's registries.yaml. Added by capk3s.

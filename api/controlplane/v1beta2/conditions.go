@@ -95,6 +95,14 @@ const (
 	// The control plane joins machines with its value and never writes it. True while
 	// the Secret holds a server passphrase, False until its controller writes one.
 	TokenManagedExternallyReason = "ManagedExternally"
+
+	// CriticalSettingChangedReason: RollingOut (and ScalingUp or ScalingDown) wait
+	// because kthreesConfigSpec changes a setting every k3s server of an embedded-etcd
+	// cluster must share with the running ones (flannel-backend, disabling servicelb,
+	// secrets-encryption, ...). k3s would refuse every new server, so no server is
+	// added, replaced or removed until the spec holds the running servers' values;
+	// the message names the settings.
+	CriticalSettingChangedReason = "CriticalSettingChanged"
 )
 
 // EtcdSnapshotsAvailable reports the etcd snapshots k3s takes, as its ETCDSnapshotFile

@@ -63,6 +63,15 @@ type KThreesControlPlaneSpec struct {
 	// the default) or are always replaced (Never). See InPlaceUpdatePolicy.
 	// +optional
 	InPlaceUpdates InPlaceUpdatePolicy `json:"inPlaceUpdates,omitempty"`
+
+	// registrationMethod says how joining servers and agents find the cluster:
+	// ControlPlaneEndpoint (the default: the Cluster's spec.controlPlaneEndpoint, a load
+	// balancer or virtual IP), InternalAddress or ExternalAddress (the address of one
+	// ready server, of that type, from its Machine's status.addresses; for sites with
+	// no load balancer). The chosen server is published in status.registration and
+	// chosen again when it goes away. See RegistrationMethod.
+	// +optional
+	RegistrationMethod RegistrationMethod `json:"registrationMethod,omitempty"`
 }
 
 // KThreesControlPlaneMachineTemplate shapes the control plane's Machines. The spec
@@ -313,6 +322,12 @@ type KThreesControlPlaneStatus struct {
 	// kthreesConfigSpec.serverConfig.etcd.snapshots is set. Added by capk3s.
 	// +optional
 	LastEtcdSnapshot *LastEtcdSnapshotStatus `json:"lastEtcdSnapshot,omitempty"`
+
+	// registration is the ready server that joining machines are sent to, while
+	// spec.registrationMethod is InternalAddress or ExternalAddress and one such
+	// server has an address of that type. Added by capk3s.
+	// +optional
+	Registration *RegistrationStatus `json:"registration,omitempty"`
 }
 
 // KThreesControlPlaneInitializationStatus is the contract's initialization block.

@@ -189,6 +189,11 @@ type KThreesControlPlaneTemplateResourceSpec struct {
 	// the default) or are always replaced (Never).
 	// +optional
 	InPlaceUpdates InPlaceUpdatePolicy `json:"inPlaceUpdates,omitempty"`
+
+	// registrationMethod says how joining servers and agents find the cluster
+	// (ControlPlaneEndpoint, the default; InternalAddress; ExternalAddress).
+	// +optional
+	RegistrationMethod RegistrationMethod `json:"registrationMethod,omitempty"`
 }
 
 // KThreesControlPlaneTemplateMachineTemplate is the machine template of a

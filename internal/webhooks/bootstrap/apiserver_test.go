@@ -82,6 +82,32 @@ var badSpecs = []badSpec{
 	{name: "duplicate config host", modify: func(s *bootstrapv1.KThreesConfigSpec) {
 		s.AgentConfig.Registries.Configs[1].Registry = "MIRROR.example.com:5000"
 	}, path: "agentConfig.registries.configs[1].registry", message: "agentConfig.registries.configs[0].registry already configures this registry"},
+	{name: "install script sha256 not lowercase hex", modify: func(s *bootstrapv1.KThreesConfigSpec) {
+		s.AgentConfig.InstallScriptSHA256 = strings.ToUpper(s.AgentConfig.InstallScriptSHA256)
+	}, path: "agentConfig.installScriptSHA256", message: "should match '^[0-9a-f]{64}$'", bySchema: true},
+	{name: "install script over http", modify: func(s *bootstrapv1.KThreesConfigSpec) {
+		s.AgentConfig.InstallScriptURL = "http://mirror.example.com/k3s/install.sh"
+	}, path: "agentConfig.installScriptURL", message: "must be an https:// URL with a host"},
+	{name: "install script URL with shell characters", modify: func(s *bootstrapv1.KThreesConfigSpec) {
+		s.AgentConfig.InstallScriptURL = "https://mirror.example.com/install.sh;reboot"
+	}, path: "agentConfig.installScriptURL", message: "it reaches a shell command line"},
+	{name: "artifact URL with trailing slash", modify: func(s *bootstrapv1.KThreesConfigSpec) {
+		s.AgentConfig.ArtifactURL = "https://mirror.example.com/k3s/"
+	}, path: "agentConfig.artifactURL", message: "must be a URL prefix without query, fragment or trailing /"},
+	{name: "artifact URL air-gapped", modify: func(s *bootstrapv1.KThreesConfigSpec) {
+		s.AgentConfig.AirGapped, s.AgentConfig.InstallScriptURL = true, ""
+	}, path: "agentConfig.artifactURL", message: "an air-gapped install skips the download"},
+	{name: "air-gapped checksums online", modify: func(s *bootstrapv1.KThreesConfigSpec) {
+		s.AgentConfig.AirGappedChecksums = []bootstrapv1.FileChecksum{{Path: "/usr/local/bin/k3s", SHA256: s.AgentConfig.InstallScriptSHA256}}
+	}, path: "agentConfig.airGappedChecksums", message: "only with airGapped"},
+	{name: "air-gapped checksum path with shell characters", modify: func(s *bootstrapv1.KThreesConfigSpec) {
+		s.AgentConfig.AirGapped, s.AgentConfig.InstallScriptURL, s.AgentConfig.ArtifactURL = true, "", ""
+		s.AgentConfig.AirGappedChecksums = []bootstrapv1.FileChecksum{{Path: "/usr/local/bin/k3s $(id)", SHA256: s.AgentConfig.InstallScriptSHA256}}
+	}, path: "agentConfig.airGappedChecksums[0].path", message: "it reaches a shell command line"},
+	{name: "air-gapped checksum not a sha256", modify: func(s *bootstrapv1.KThreesConfigSpec) {
+		s.AgentConfig.AirGapped, s.AgentConfig.InstallScriptURL, s.AgentConfig.ArtifactURL = true, "", ""
+		s.AgentConfig.AirGappedChecksums = []bootstrapv1.FileChecksum{{Path: "/usr/local/bin/k3s", SHA256: "md5:abc"}}
+	}, path: "agentConfig.airGappedChecksums[0].sha256", message: "should match '^[0-9a-f]{64}$'", bySchema: true},
 	{name: "extraConfig key not a k3s option", modify: func(s *bootstrapv1.KThreesConfigSpec) {
 		s.ServerConfig.ExtraConfig = extra("flannel_backend", `"vxlan"`)
 	}, path: "serverConfig.extraConfig[flannel_backend]", message: "not a k3s server option"},

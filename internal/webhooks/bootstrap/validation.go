@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+	"github.com/capk3s/capk3s/internal/cloudinit"
 )
 
 // permissionsPattern repeats the CRD schema's pattern so that ValidateSpec alone is a
@@ -46,6 +47,8 @@ func validateSpecAt(spec *bootstrapv1.KThreesConfigSpec, version string, fldPath
 	errs = append(errs, validateFiles(spec.Files, fldPath.Child("files"))...)
 	errs = append(errs, validateServerConfig(&spec.ServerConfig, fldPath.Child("serverConfig"))...)
 	errs = append(errs, validateRegistries(spec.AgentConfig.Registries, fldPath.Child("agentConfig", "registries"))...)
+	// The renderer's own check: the values reach shell command lines.
+	errs = append(errs, cloudinit.InstallErrors(&spec.AgentConfig, fldPath.Child("agentConfig"))...)
 	errs = append(errs, validateExtraConfig(spec, version, fldPath)...)
 	errs = append(errs, validateOSSetup(spec, fldPath)...)
 	errs = append(errs, validateInlineSize(spec, fldPath)...)

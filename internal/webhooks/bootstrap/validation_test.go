@@ -32,16 +32,20 @@ func validSpec() bootstrapv1.KThreesConfigSpec {
 			ClusterCidr: "10.42.0.0/16,2001:db8:42::/56", ServiceCidr: "10.43.0.0/16,2001:db8:43::/112", ClusterDNS: "10.43.0.10",
 			ExtraConfig: extra("flannel-backend", `"wireguard-native"`, "secrets-encryption", `true`, "supervisor-port", `9345`),
 		},
-		AgentConfig: bootstrapv1.KThreesAgentConfig{ExtraConfig: extra("node-external-ip+", `["203.0.113.5"]`), Registries: &bootstrapv1.Registries{
-			Mirrors: []bootstrapv1.RegistryMirror{
-				{Registry: "docker.io", Endpoints: []string{"https://mirror.example.com:5000", "http://10.0.0.1/v2"}},
-				{Registry: "*", Endpoints: []string{"https://fallback.example.com"}},
-			},
-			Configs: []bootstrapv1.RegistryConfig{
-				{Registry: "mirror.example.com:5000", AuthSecret: &bootstrapv1.SecretReference{Name: "mirror-auth"}, CASecret: &bootstrapv1.SecretReference{Name: "mirror-ca"}},
-				{Registry: "docker.io", InsecureSkipVerify: true},
-			},
-		}},
+		AgentConfig: bootstrapv1.KThreesAgentConfig{ExtraConfig: extra("node-external-ip+", `["203.0.113.5"]`),
+			InstallScriptURL:    "https://mirror.example.com/k3s/install.sh",
+			InstallScriptSHA256: "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+			ArtifactURL:         "https://mirror.example.com/k3s/releases",
+			Registries: &bootstrapv1.Registries{
+				Mirrors: []bootstrapv1.RegistryMirror{
+					{Registry: "docker.io", Endpoints: []string{"https://mirror.example.com:5000", "http://10.0.0.1/v2"}},
+					{Registry: "*", Endpoints: []string{"https://fallback.example.com"}},
+				},
+				Configs: []bootstrapv1.RegistryConfig{
+					{Registry: "mirror.example.com:5000", AuthSecret: &bootstrapv1.SecretReference{Name: "mirror-auth"}, CASecret: &bootstrapv1.SecretReference{Name: "mirror-ca"}},
+					{Registry: "docker.io", InsecureSkipVerify: true},
+				},
+			}},
 	}
 }
 

@@ -44,8 +44,8 @@ func (*KThreesControlPlane) ValidateCreate(_ context.Context, cp *controlplanev1
 }
 
 // ValidateUpdate validates a changed spec as on creation, plus the rules about the
-// change itself: the version moves at most one minor version up, and the cluster's
-// network settings stay.
+// change itself: the version moves at most one minor version up, the cluster's
+// network settings stay, and so do the settings k3s servers must share (critical.go).
 //
 // An unchanged spec is let through, so that a control plane stored before this
 // webhook (or before a rule was added) keeps its metadata editable: finalizers, owner
@@ -62,6 +62,7 @@ func (*KThreesControlPlane) ValidateUpdate(_ context.Context, oldCP, newCP *cont
 	errs := validateSpec(&newCP.Spec, newCP.Namespace, specPath)
 	errs = append(errs, validateVersionChange(oldSpec.Version, newCP.Spec.Version, specPath.Child("version"))...)
 	errs = append(errs, validateImmutable(oldSpec, &newCP.Spec, specPath)...)
+	errs = append(errs, validateCriticalChange(oldSpec, &newCP.Spec, specPath)...)
 	errs = append(errs, bootstrapwebhooks.ValidateDatastoreChange(&oldSpec.KThreesConfigSpec.ServerConfig,
 		&newCP.Spec.KThreesConfigSpec.ServerConfig, specPath.Child("kthreesConfigSpec", "serverConfig"))...)
 	warnings := append(controlPlaneWarnings(&newCP.Spec, specPath), taintsGateWarning(oldSpec.MachineTemplate.Spec.Taints,

@@ -39,6 +39,8 @@ var refusedControlPlaneInputs = []webhooktest.RefusedInput{
 	{Kind: "KThreesControlPlane", Op: "update", Field: "spec.version", Example: `{"spec":{"version":"v1.30.4+k3s1"}}`},
 	{Kind: "KThreesControlPlane", Op: "update", Field: "spec.kthreesConfigSpec.serverConfig.serviceCidr",
 		Example: `{"spec":{"kthreesConfigSpec":{"serverConfig":{"serviceCidr":"10.96.0.0/12","clusterDNS":"10.96.0.10"}}}}`},
+	{Kind: "KThreesControlPlane", Op: "update", Field: "spec.kthreesConfigSpec.serverConfig.extraConfig[flannel-backend]",
+		Example: `{"spec":{"kthreesConfigSpec":{"serverConfig":{"extraConfig":{"flannel-backend":"host-gw"}}}}}`},
 	{Kind: "KThreesControlPlane", Op: "update", Field: "spec.kthreesConfigSpec.serverConfig.datastore",
 		Example: `{"spec":{"replicas":2,"kthreesConfigSpec":{"serverConfig":{"datastore":{"endpointSecret":{"name":"db","key":"endpoint"}}}}}}`},
 	{Kind: "KThreesControlPlane (scale)", Op: "scale", Field: "spec.replicas", Example: "2"},

@@ -6,8 +6,10 @@ out=/var/log/capk3s
 role=${1:-server}
 unit=k3s; [ "$role" = agent ] && unit=k3s-agent
 echo "install $* version=${INSTALL_K3S_VERSION:-} skip-download=${INSTALL_K3S_SKIP_DOWNLOAD:-} skip-start=${INSTALL_K3S_SKIP_START:-}" >> $out/calls
+[ -z "${INSTALL_K3S_ARTIFACT_URL:-}" ] || echo "$INSTALL_K3S_ARTIFACT_URL" > $out/artifact-url
 [ -r /etc/rancher/k3s/config.yaml ] || { echo "install: no /etc/rancher/k3s/config.yaml" >&2; exit 1; }
 cp /etc/rancher/k3s/config.yaml $out/k3s-config-at-install.yaml
+[ -d /etc/rancher/k3s/config.yaml.d ] && cp -r /etc/rancher/k3s/config.yaml.d $out/k3s-config.d-at-install
 mkdir -p /usr/local/bin
 cat > /usr/local/bin/k3s <<'K3S'
 #!/bin/sh
