@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -23,15 +22,6 @@ func TestHARollingUpgrade(t *testing.T) {
 	topo := s.useTopology(1, 1)
 	s.createTopology(topo)
 	s.waitServers(1, oldVersion)
-	s.eventually("DEBUG", func(ctx context.Context) (bool, string, error) {
-		md := &clusterv1.MachineDeployment{}
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(s.objs.Workers), md); err != nil {
-			return false, "", err
-		}
-		c := &clusterv1.Cluster{}
-		_ = env.Client.Get(ctx, s.key, c)
-		return md.Status.Replicas != nil, fmt.Sprintf("MD %+v %+v %+v CLUSTER %+v", md.Spec.Replicas, md.Annotations, md.Status.Conditions, c.Status.Conditions), nil
-	})
 	s.waitAgents(1)
 	s.checkTopologyPatches()
 

@@ -111,7 +111,8 @@ func (s *scenario) checkTopologyPatches() {
 		if !strings.Contains(files["/etc/rancher/k3s/registries.yaml"], topologyMirrorEndpoint) {
 			s.t.Errorf("Machine %s's registries.yaml lacks the mirror: %q", m.Name, files["/etc/rancher/k3s/registries.yaml"])
 		}
-		server := m.Labels[clusterv1.MachineControlPlaneLabel] != ""
+		// The label's value is empty: its presence marks a server.
+		_, server := m.Labels[clusterv1.MachineControlPlaneLabel]
 		if has := strings.Contains(files["/etc/rancher/k3s/config.yaml"], "flannel-backend: wireguard-native"); has != server {
 			s.t.Errorf("Machine %s (server %v): config.yaml has flannel-backend: wireguard-native = %v", m.Name, server, has)
 		}

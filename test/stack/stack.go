@@ -37,6 +37,9 @@ type Options struct {
 	Sim *sim.Provider
 	// Webhooks registers capk3s's webhooks on the manager's webhook server.
 	Webhooks bool
+	// CAPIWebhooks registers CAPI core's webhooks too, for an environment that
+	// installed their configurations (envtest.Options.CAPIWebhooks).
+	CAPIWebhooks bool
 	// Concurrency is each controller's MaxConcurrentReconciles (default 4).
 	Concurrency int
 	// WithoutCapk3s leaves out capk3s's two reconcilers, for tests that run the manager
@@ -197,6 +200,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		}
 		if err := controlplanewebhooks.SetupWebhooks(mgr); err != nil {
 			return fmt.Errorf("control-plane webhooks: %w", err)
+		}
+	}
+	if opts.CAPIWebhooks {
+		if err := setupCAPIWebhooks(mgr, cc); err != nil {
+			return fmt.Errorf("CAPI core's webhooks: %w", err)
 		}
 	}
 	return nil
