@@ -85,7 +85,7 @@ func sandbox(ctx context.Context, o sandboxOptions, out io.Writer) (retErr error
 
 	say := func(format string, a ...any) { _, _ = fmt.Fprintf(out, format+"\n", a...) }
 	say("Starting the management plane: kube-apiserver, etcd and the garbage collector (binaries from %s)", envtest.AssetsDir())
-	env, err := envtest.Start(envtest.Options{GarbageCollector: true, Webhooks: true})
+	env, err := envtest.Start(envtest.Options{GarbageCollector: true, Webhooks: true, CAPIWebhooks: true})
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func sandbox(ctx context.Context, o sandboxOptions, out io.Writer) (retErr error
 	simulator := &sim.Provider{Dir: filepath.Join(dir, "workloads")}
 	say("Starting Cluster API core, the capk3s bootstrap and control-plane providers and the k3s simulator (logs: %s)", logFile.Name())
 	_, stopManager, err := env.RunManager(envtest.ManagerOptions{Webhooks: true}, func(ctx context.Context, mgr ctrl.Manager) error {
-		return stack.Setup(ctx, mgr, stack.Options{Sim: simulator, Webhooks: true})
+		return stack.Setup(ctx, mgr, stack.Options{Sim: simulator, Webhooks: true, CAPIWebhooks: true})
 	})
 	if err != nil {
 		return err

@@ -26,7 +26,9 @@ var (
 
 func TestMain(m *testing.M) {
 	envtest.RunMain(m, envtest.Options{
-		GarbageCollector: true, Webhooks: true,
+		// CAPI core's webhooks run as on a management cluster: the topology scenario
+		// needs their defaulting.
+		GarbageCollector: true, Webhooks: true, CAPIWebhooks: true,
 		// The shared manager never stops, so the workload clusters' kube-apiservers,
 		// etcds and kines, and PostgreSQL, are stopped here, not left running after the
 		// tests.
@@ -56,6 +58,6 @@ func startStack(t *testing.T) {
 		}
 		certDir, _, host := env.ServingCert()
 		inPlaceExtension = stack.ExtensionServing{Host: host, Port: port, CertDir: certDir}
-		return stack.Setup(ctx, mgr, stack.Options{Sim: simulator, Webhooks: true, InPlaceExtension: &inPlaceExtension})
+		return stack.Setup(ctx, mgr, stack.Options{Sim: simulator, Webhooks: true, CAPIWebhooks: true, InPlaceExtension: &inPlaceExtension})
 	})
 }

@@ -36,16 +36,16 @@ func repoRoot() (string, error) {
 	}
 }
 
-// capiCRDDir is Cluster API's core CRD directory in the module cache, at exactly the
-// version that go.mod pins.
-func capiCRDDir(root string) (string, error) {
+// capiModuleDir is Cluster API's module in the module cache, at exactly the version
+// that go.mod pins.
+func capiModuleDir(root string) (string, error) {
 	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/cluster-api")
 	cmd.Dir = root
 	out, err := cmd.Output()
 	if err != nil {
 		return "", fmt.Errorf("locating sigs.k8s.io/cluster-api in the module cache: %w", err)
 	}
-	return filepath.Join(strings.TrimSpace(string(out)), "core", "config", "crd", "bases"), nil
+	return strings.TrimSpace(string(out)), nil
 }
 
 // crdPaths lists the directories of the CRD manifests that envtest installs as they
@@ -56,11 +56,11 @@ func crdPaths() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	capi, err := capiCRDDir(root)
+	capi, err := capiModuleDir(root)
 	if err != nil {
 		return nil, err
 	}
-	return []string{capi, filepath.Join(root, "test", "sim", "config", "crd", "bases")}, nil
+	return []string{filepath.Join(capi, "core", "config", "crd", "bases"), filepath.Join(root, "test", "sim", "config", "crd", "bases")}, nil
 }
 
 // capk3sCRDs reads capk3s's generated CRDs (config/*/crd/bases).

@@ -25,6 +25,11 @@ type Options struct {
 	// capk3s that serve two versions then convert through that server's /convert, so
 	// the managers that serve them must register the converters (SetupWebhooks does).
 	Webhooks bool
+	// CAPIWebhooks also installs CAPI core's webhook configurations (defaulting and
+	// validation of Clusters, ClusterClasses, MachineDeployments, MachineSets,
+	// Machines...), as a management cluster has them, on the same local server; the
+	// manager must serve them too (stack.Options.CAPIWebhooks). Needs Webhooks.
+	CAPIWebhooks bool
 	// ServiceEndpointRouting makes the apiserver call a webhook given as a Service at
 	// one of the Service's EndpointSlice addresses rather than at its ClusterIP
 	// (--enable-aggregator-routing), so that a test can stand in for the Pod behind a
@@ -83,7 +88,15 @@ func Start(opts Options) (*Environment, error) {
 		if env.WebhookInstallOptions.Paths, err = webhookPaths(); err != nil {
 			return nil, err
 		}
+		if opts.CAPIWebhooks {
+			if err := addCAPIWebhooks(&env.WebhookInstallOptions); err != nil {
+				return nil, err
+			}
+		}
 	} else {
+		if opts.CAPIWebhooks {
+			return nil, errors.New("CAPIWebhooks needs Webhooks: they are served by the same local server")
+		}
 		// Without a webhook server there is nothing to convert through: the CRDs go in
 		// as generated, and only their storage version is usable.
 		env.CRDs = append(env.CRDs, own...)

@@ -47,7 +47,7 @@ func webhooksAnswer(ctx context.Context) error {
 	probe := &bootstrapv1.KThreesConfigTemplate{
 		ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, GenerateName: "probe-"},
 		Spec: bootstrapv1.KThreesConfigTemplateSpec{Template: bootstrapv1.KThreesConfigTemplateResource{
-			Spec: bootstrapv1.KThreesConfigSpec{Version: "1.31.4+k3s1"},
+			Spec: bootstrapv1.KThreesConfigSpec{Version: "1.35.4+k3s1"},
 		}},
 	}
 	if err := env.Client.Create(ctx, probe, client.DryRunAll); err != nil {

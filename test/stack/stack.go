@@ -7,12 +7,16 @@ import (
 
 	"sigs.k8s.io/cluster-api/controllers/clustercache"
 	clustercontroller "sigs.k8s.io/cluster-api/core/reconcilers/cluster"
+	clusterclasscontroller "sigs.k8s.io/cluster-api/core/reconcilers/clusterclass"
 	extensionconfigcontroller "sigs.k8s.io/cluster-api/core/reconcilers/extensionconfig"
 	machinecontroller "sigs.k8s.io/cluster-api/core/reconcilers/machine"
 	machinedeploymentcontroller "sigs.k8s.io/cluster-api/core/reconcilers/machinedeployment"
 	machinehealthcheckcontroller "sigs.k8s.io/cluster-api/core/reconcilers/machinehealthcheck"
 	machinepoolcontroller "sigs.k8s.io/cluster-api/core/reconcilers/machinepool"
 	machinesetcontroller "sigs.k8s.io/cluster-api/core/reconcilers/machineset"
+	topologyclustercontroller "sigs.k8s.io/cluster-api/core/reconcilers/topology/cluster"
+	topologymdcontroller "sigs.k8s.io/cluster-api/core/reconcilers/topology/machinedeployment"
+	topologymscontroller "sigs.k8s.io/cluster-api/core/reconcilers/topology/machineset"
 	"sigs.k8s.io/cluster-api/core/setup"
 	"sigs.k8s.io/cluster-api/feature"
 	"sigs.k8s.io/cluster-api/util/index"
@@ -33,6 +37,9 @@ type Options struct {
 	Sim *sim.Provider
 	// Webhooks registers capk3s's webhooks on the manager's webhook server.
 	Webhooks bool
+	// CAPIWebhooks registers CAPI core's webhooks too, for an environment that
+	// installed their configurations (envtest.Options.CAPIWebhooks).
+	CAPIWebhooks bool
 	// Concurrency is each controller's MaxConcurrentReconciles (default 4).
 	Concurrency int
 	// WithoutCapk3s leaves out capk3s's two reconcilers, for tests that run the manager
@@ -66,8 +73,12 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	// The Runtime SDK and in-place updates (CAPI's --feature-gates RuntimeSDK and
 	// InPlaceUpdates, clusterctl's EXP_RUNTIME_SDK and EXP_IN_PLACE_UPDATES) are on
 	// too: without a registered extension they change nothing, and with one CAPI's
-	// Machine and MachineDeployment controllers drive in-place updates.
+	// Machine and MachineDeployment controllers drive in-place updates. ClusterClasses
+	// and Clusters with a topology (CAPI's --feature-gates ClusterTopology,
+	// clusterctl's CLUSTER_TOPOLOGY) are reconciled too, as docs/templates.md asks
+	// users to run CAPI for the topology template.
 	if err := feature.MutableGates.SetFromMap(map[string]bool{
+		string(feature.ClusterTopology):         true,
 		string(feature.MachineTaintPropagation): true,
 		string(feature.RuntimeSDK):              true,
 		string(feature.InPlaceUpdates):          true,
@@ -117,6 +128,19 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		{"CAPI Cluster", func() error {
 			return (&clustercontroller.Reconciler{Client: c, APIReader: r, ClusterCache: cc, RemoteConnectionGracePeriod: 50 * time.Second}).
 				SetupWithManager(ctx, mgr, copts)
+		}},
+		{"CAPI ClusterClass", func() error {
+			return (&clusterclasscontroller.Reconciler{Client: c, RuntimeClient: hooks}).SetupWithManager(ctx, mgr, copts)
+		}},
+		{"CAPI ClusterTopology", func() error {
+			return (&topologyclustercontroller.Reconciler{Client: c, APIReader: r, RuntimeClient: hooks, ClusterCache: cc}).
+				SetupWithManager(ctx, mgr, copts)
+		}},
+		{"CAPI MachineDeployment topology", func() error {
+			return (&topologymdcontroller.Reconciler{Client: c, APIReader: r}).SetupWithManager(ctx, mgr, copts)
+		}},
+		{"CAPI MachineSet topology", func() error {
+			return (&topologymscontroller.Reconciler{Client: c, APIReader: r}).SetupWithManager(ctx, mgr, copts)
 		}},
 		{"CAPI Machine", func() error {
 			return (&machinecontroller.Reconciler{Client: c, APIReader: r, ClusterCache: cc, RuntimeClient: hooks, RemoteConditionsGracePeriod: 5 * time.Minute}).
@@ -176,6 +200,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		}
 		if err := controlplanewebhooks.SetupWebhooks(mgr); err != nil {
 			return fmt.Errorf("control-plane webhooks: %w", err)
+		}
+	}
+	if opts.CAPIWebhooks {
+		if err := setupCAPIWebhooks(mgr, cc); err != nil {
+			return fmt.Errorf("CAPI core's webhooks: %w", err)
 		}
 	}
 	return nil

@@ -20,6 +20,7 @@ var (
 func addKnownTypes(scheme *runtime.Scheme) error {
 	scheme.AddKnownTypes(GroupVersion,
 		&SimCluster{}, &SimClusterList{},
+		&SimClusterTemplate{}, &SimClusterTemplateList{},
 		&SimMachine{}, &SimMachineList{},
 		&SimMachineTemplate{}, &SimMachineTemplateList{},
 		&SimMachinePool{}, &SimMachinePoolList{},
