@@ -18,7 +18,7 @@ func withAddresses(pairs ...string) machineOpt {
 	}
 }
 
-func beingDeleted(m *clusterv1.Machine) {
+func markDeleted(m *clusterv1.Machine) {
 	m.DeletionTimestamp = &metav1.Time{Time: t0}
 	m.Finalizers = []string{"test"}
 }
@@ -32,7 +32,7 @@ func TestSetRegistrationChoosesAndKeepsAServer(t *testing.T) {
 	mid := decisionMachine("mid", 2*time.Hour, ready, withAddresses("InternalDNS", "mid.internal", "ExternalDNS", "mid.example.com"))
 	young := decisionMachine("young", time.Hour, notReady, withAddresses("InternalIP", "10.0.0.3"))
 	noAddr := decisionMachine("noaddr", time.Minute, ready)
-	gone := decisionMachine("gone", 30*time.Minute, ready, beingDeleted, withAddresses("InternalIP", "10.0.0.9"))
+	gone := decisionMachine("gone", 30*time.Minute, ready, markDeleted, withAddresses("InternalIP", "10.0.0.9"))
 
 	for _, tc := range []struct {
 		name    string
