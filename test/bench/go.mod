@@ -18,7 +18,10 @@ require (
 	sigs.k8s.io/controller-runtime v0.24.1
 )
 
-require github.com/robfig/cron/v3 v3.0.1 // indirect
+require (
+	github.com/robfig/cron/v3 v3.0.1 // indirect
+	k8s.io/kubelet v0.36.3 // indirect
+)
 
 require (
 	cel.dev/expr v0.25.2 // indirect
