@@ -29,30 +29,17 @@ const (
 func TestCloudInitBootsRenderedData(t *testing.T) {
 	requireRoots(t)
 	for _, c := range cases() {
-		userData, err := cloudinit.Render(c.in)
-		if err != nil {
-			t.Fatalf("%s: render: %v", c.name, err)
-		}
-		for _, s := range suites {
-			t.Run(c.name+"/"+s.name, func(t *testing.T) {
-				t.Parallel()
-				m := boot(t, s.name, userData)
-				defer func() {
-					if t.Failed() {
-						t.Log(m.diagnostics())
-					}
-				}()
-				checkSucceeded(t, m)
-				checkFiles(t, m, c.in)
-				checkK3sConfig(t, m, c.k3sConfig)
-				checkK3sWouldStart(t, m)
-				checkOSSetup(t, m, c.in.Spec)
-				checkCalls(t, m, c.calls)
-				if c.check != nil {
-					c.check(t, m)
-				}
-			})
-		}
+		bootEverySuite(t, c.name, c.in, func(t *testing.T, m *machine) {
+			checkSucceeded(t, m)
+			checkFiles(t, m, c.in)
+			checkK3sConfig(t, m, c.k3sConfig)
+			checkK3sWouldStart(t, m)
+			checkOSSetup(t, m, c.in.Spec)
+			checkCalls(t, m, c.calls)
+			if c.check != nil {
+				c.check(t, m)
+			}
+		})
 	}
 }
 

@@ -237,7 +237,8 @@ func cases() []bootCase {
 			name: "agent-air-gapped", in: agent,
 			k3sConfig: map[string]any{
 				"server": serverURL, "token": agentTok, "private-registry": "/etc/capk3s-test/registries.yaml",
-				"node-taint": []any{"dedicated=x:NoSchedule"},
+				// capk3s adds the uninitialized taint to agents; CAPI removes it.
+				"node-taint": []any{"dedicated=x:NoSchedule", "node.cluster.x-k8s.io/uninitialized:NoSchedule"},
 			},
 			calls: []string{
 				"pre-agent",

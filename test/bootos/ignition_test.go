@@ -71,11 +71,22 @@ func ignite(t *testing.T, ign string, config []byte, imageGroups []string) *mach
 	return enter(t, ignitionSuite, dir, "sh "+dir+"/seed/ignite.sh "+ign+" "+dir, "host")
 }
 
+// ignitionFragment is the Ignition counterpart of a case's cloud-config fragment
+// (spec.additionalUserData): one file, which ignitionFragmentFile checks landed.
+const (
+	ignitionFragment = `{"ignition":{"version":"3.3.0"},"storage":{"files":[{"path":"/etc/capk3s-test/fragment",` +
+		`"mode":420,"contents":{"source":"data:,capk3s%20fragment%20applied%0A"}}]}}`
+	ignitionFragmentFile = "/etc/capk3s-test/fragment"
+)
+
 // asIgnition is c's KThreesConfig with format ignition, without what Ignition has
 // no equivalent for (the webhook and the renderer refuse those): sudo rules and
-// disabled accounts.
+// disabled accounts; a cloud-config fragment becomes ignitionFragment.
 func asIgnition(in cloudinit.Input) cloudinit.Input {
 	in.Spec.Format = bootstrapv1.Ignition
+	if in.Spec.AdditionalUserData.CloudConfig != "" {
+		in.Spec.AdditionalUserData = bootstrapv1.AdditionalUserData{Ignition: ignitionFragment}
+	}
 	users := make([]bootstrapv1.User, 0, len(in.Spec.Users))
 	for _, u := range in.Spec.Users {
 		u.Sudo, u.Inactive = "", nil
@@ -136,6 +147,11 @@ func TestIgnitionAppliesRenderedData(t *testing.T) {
 			checkK3sWouldStart(t, m)
 			checkIgnitionOSSetup(t, m, in.Spec)
 			checkCalls(t, m, c.calls)
+			if in.Spec.AdditionalUserData.Ignition != "" {
+				if got := m.read(ignitionFragmentFile); got != "capk3s fragment applied\n" {
+					t.Errorf("%s = %q: Ignition did not apply the user's fragment", ignitionFragmentFile, got)
+				}
+			}
 		})
 	}
 }

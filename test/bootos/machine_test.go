@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/capk3s/capk3s/internal/cloudinit"
 )
 
 // suites are the Debian releases booted, with the cloud-init each carries.
@@ -61,6 +63,54 @@ func requireRoots(t *testing.T) {
 type machine struct {
 	t            *testing.T
 	lower, upper string
+}
+
+// bootEverySuite renders in and boots it on every Debian root, each in its own
+// parallel subtest <name>/<suite>, and runs check on what landed; a failed check
+// logs the machine's diagnostics.
+func bootEverySuite(t *testing.T, name string, in cloudinit.Input, check func(t *testing.T, m *machine)) {
+	t.Helper()
+	userData, err := cloudinit.Render(in)
+	if err != nil {
+		t.Fatalf("%s: render: %v", name, err)
+	}
+	for _, s := range suites {
+		t.Run(name+"/"+s.name, func(t *testing.T) {
+			t.Parallel()
+			m := boot(t, s.name, userData)
+			defer func() {
+				if t.Failed() {
+					t.Log(m.diagnostics())
+				}
+			}()
+			check(t, m)
+		})
+	}
+}
+
+// checkFailureReported: the bootstrap reported failure as capk3s's check does
+// (internal/cloudinit/cloudconfig_check.go): no sentinel, the marker and cloud-init's
+// output log give reason, cloud-init's status says runcmd failed, and no call that
+// notAfter accepts was made.
+func checkFailureReported(t *testing.T, m *machine, reason string, notAfter func(call string) bool) {
+	t.Helper()
+	if got, ok := m.stat(sentinel); ok {
+		t.Errorf("the sentinel was written (%q): Cluster API would call the machine bootstrapped", got.content)
+	}
+	if got := m.read(failed); !strings.HasPrefix(got, reason) {
+		t.Errorf("failure marker = %q, want it to start with %q", got, reason)
+	}
+	if out := m.read("/var/log/capk3s/cloud-init-output.log"); !strings.Contains(out, "capk3s: bootstrap failed: "+reason) {
+		t.Errorf("cloud-init's output log does not say why:\n%s", out)
+	}
+	for _, call := range m.calls() {
+		if notAfter(call) {
+			t.Errorf("ran %q after the bootstrap failed", call)
+		}
+	}
+	if st := m.read("/var/log/capk3s/status"); !strings.Contains(st, "status: error") || !strings.Contains(st, "scripts-user") {
+		t.Errorf("cloud-init status does not report the failed runcmd:\n%s", st)
+	}
 }
 
 // boot boots userData in a fresh overlay of suite's root.
