@@ -51,7 +51,7 @@ var providers = []installed{
 			{verb: "create", group: "bootstrap.cluster.x-k8s.io", resource: "kthreesconfigs", namespace: "any"},
 			// The migrator changes its own CRDs only.
 			{verb: "patch", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", subresource: "status", name: "kthreescontrolplanes.controlplane.cluster.x-k8s.io"},
-			{verb: "patch", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", name: "kthreesconfigs.bootstrap.cluster.x-k8s.io"},
+			{verb: "patch", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", name: "clusters.cluster.x-k8s.io"},
 		},
 	},
 	{
