@@ -53,12 +53,10 @@ func (r *Reconciler) joinURL(ctx context.Context, cluster *clusterv1.Cluster, co
 	if err != nil {
 		return "", false, fmt.Errorf("reading the cluster's %s %s: %w", ref.Kind, ref.Name, err)
 	}
-	method, _, _ := unstructured.NestedString(cp.Object, "spec", "registrationMethod")
+	method, address, port := registrationOf(cp)
 	if method != registrationInternalAddress && method != registrationExternalAddress {
 		return byEndpoint, true, nil
 	}
-	address, _, _ := unstructured.NestedString(cp.Object, "status", "registration", "address")
-	port, _, _ := unstructured.NestedInt64(cp.Object, "status", "registration", "port")
 	if address == "" || port <= 0 {
 		waiting(config, bootstrapv1.WaitingForRegistrationServerReason, fmt.Sprintf(
 			"Waiting for %s %s to publish a ready server to join through (registrationMethod %s): no server is Ready with such an address",
@@ -68,7 +66,8 @@ func (r *Reconciler) joinURL(ctx context.Context, cluster *clusterv1.Cluster, co
 	return "https://" + net.JoinHostPort(address, strconv.FormatInt(port, 10)), true, nil
 }
 
-// registrationOf is what of a control plane decides the join URL, for the watch.
+// registrationOf is what of a control plane decides the join URL: its method and
+// the server it published.
 func registrationOf(o client.Object) (method, address string, port int64) {
 	u, ok := o.(*unstructured.Unstructured)
 	if !ok {
