@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
@@ -16,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capk3s/capk3s/test/envtest"
+	"github.com/capk3s/capk3s/test/sim/k3smodel"
 )
 
 // errNotInitialized is returned to machines that join a cluster whose first server has
@@ -68,6 +70,10 @@ type workloadCluster struct {
 	supervisors map[string]string
 	// registeredTaints are the taints each Node was created with, by Node.
 	registeredTaints map[string][]corev1.Taint
+	// cas are the cluster's CAs, from the first server's data (certs.go).
+	cas map[k3smodel.CAName]k3smodel.CA
+	// certs are the nodes' certificates, by Node (certs.go).
+	certs map[string]*nodeCerts
 }
 
 // datastoreAddress is the datastore of a datastore cluster, without credentials, for
@@ -159,6 +165,7 @@ func (c *workloadCluster) start(ctx context.Context, machine string, b *bootData
 		}
 	}
 	c.api, c.kine, c.config, c.initMachine, c.secrets = api, k, cfg, machine, s
+	c.cas = k3sCAs(b, time.Now())
 	c.members, c.removed = map[string]*member{}, map[string]string{}
 	if s.datastore == "" {
 		etcdCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,6 +37,10 @@ const (
 	nodeHealthy         nodeHealth = simv1.NodeReadyTrue
 	nodeKubeletNotReady nodeHealth = simv1.NodeReadyFalse
 	nodeK3sStopped      nodeHealth = simv1.NodeReadyUnknown
+	// nodeKubeletCertExpired is k3s running with an expired kubelet client
+	// certificate (certs.go): the API server refuses the kubelet, so nothing posts the
+	// Node's status, while k3s, and a server's etcd member, run on.
+	nodeKubeletCertExpired nodeHealth = "kubelet-certificate-expired"
 )
 
 // The SimMachine's condition about its Node's health, and its reasons.
@@ -44,6 +49,7 @@ const (
 	nodeReadyReason                  = "KubeletReady"
 	nodeKubeletNotReadyReason        = "KubeletNotReady"
 	nodeK3sStoppedReason             = "K3sStopped"
+	nodeKubeletCertExpiredReason     = "KubeletCertificateExpired"
 	nodeReadyAnnotationInvalidReason = "InvalidNodeReadyAnnotation"
 )
 
@@ -81,7 +87,7 @@ func setNodeHealth(n *corev1.Node, h nodeHealth, now metav1.Time) (statusChanged
 		// The kubelet still posts; only Ready changes.
 		want[0].Status, want[0].Reason, want[0].Message = corev1.ConditionFalse, nodeKubeletNotReadyReason, kubeletNotReadyMessage
 		taintKey = corev1.TaintNodeNotReady
-	case nodeK3sStopped:
+	case nodeK3sStopped, nodeKubeletCertExpired:
 		// The lifecycle controller marks every condition the kubelet owned, and keeps
 		// the last heartbeat it saw.
 		for i := range want {
@@ -162,7 +168,11 @@ func (r *machineReconciler) keepNodeHealth(ctx context.Context, sm *simv1.SimMac
 	if sm.Status.NodeName == "" || wc == nil {
 		return nil
 	}
-	if _, annotated := sm.Annotations[simv1.NodeReadyAnnotation]; !annotated && (!conditions.Has(sm, nodeReadyCondition) || conditions.IsTrue(sm, nodeReadyCondition)) {
+	now := time.Now()
+	if h != nodeK3sStopped && wc.kubeletExpired(sm.Status.NodeName, now) {
+		h = nodeKubeletCertExpired
+	}
+	if _, annotated := sm.Annotations[simv1.NodeReadyAnnotation]; !annotated && h == nodeHealthy && (!conditions.Has(sm, nodeReadyCondition) || conditions.IsTrue(sm, nodeReadyCondition)) {
 		// Never made unhealthy: the Node is as register left it, nothing to read.
 		return nil
 	}
@@ -182,7 +192,7 @@ func (r *machineReconciler) keepNodeHealth(ctx context.Context, sm *simv1.SimMac
 		// registers once.
 		return client.IgnoreNotFound(err)
 	}
-	statusChanged, taintsChanged := setNodeHealth(node, h, metav1.Now())
+	statusChanged, taintsChanged := setNodeHealth(node, h, metav1.NewTime(now))
 	if statusChanged {
 		taints := node.Spec.Taints
 		if err := cl.Status().Update(ctx, node); err != nil {
@@ -200,12 +210,28 @@ func (r *machineReconciler) keepNodeHealth(ctx context.Context, sm *simv1.SimMac
 	return nil
 }
 
+// noticeRestart restarts k3s on a machine held stopped that is to run again: k3s
+// renews its certificates as at any start. It comes before the certificates' and the
+// Node's care, which then see the renewed certificates.
+func noticeRestart(sm *simv1.SimMachine, wc *workloadCluster) {
+	h, err := nodeHealthOf(sm)
+	if err != nil || h == nodeK3sStopped || wc == nil || sm.Status.NodeName == "" {
+		return
+	}
+	if conditions.GetReason(sm, nodeReadyCondition) == nodeK3sStoppedReason {
+		wc.restartK3s(sm.Status.NodeName, time.Now())
+	}
+}
+
 // nodeReadyConditionFor is the SimMachine's NodeReady condition for a health.
 func nodeReadyConditionFor(h nodeHealth) metav1.Condition {
 	switch h {
 	case nodeKubeletNotReady:
 		return metav1.Condition{Type: nodeReadyCondition, Status: metav1.ConditionFalse, Reason: nodeKubeletNotReadyReason,
 			Message: "the Node is held NotReady by annotation " + simv1.NodeReadyAnnotation + "; k3s keeps running"}
+	case nodeKubeletCertExpired:
+		return metav1.Condition{Type: nodeReadyCondition, Status: metav1.ConditionFalse, Reason: nodeKubeletCertExpiredReason,
+			Message: "the kubelet's client certificate has expired: the API server refuses it, so the Node's status is Unknown; restarting k3s renews it"}
 	case nodeK3sStopped:
 		return metav1.Condition{Type: nodeReadyCondition, Status: metav1.ConditionFalse, Reason: nodeK3sStoppedReason,
 			Message: "k3s is held stopped by annotation " + simv1.NodeReadyAnnotation + ": the Node's status is Unknown, a server's etcd member is down"}

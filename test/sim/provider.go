@@ -41,6 +41,10 @@ type Provider struct {
 	// snapshot schedule records another snapshot, instead of following the cron
 	// schedule; 0 records only the one taken when the server joins.
 	SnapshotInterval time.Duration
+	// CertificateCheckInterval is how often each machine's k3s certificate monitor
+	// checks and records its Events (certmonitor.go); 0 is k3s's 30 minutes. A
+	// SimCluster's simv1.CertificateCheckIntervalAnnotation overrides it.
+	CertificateCheckInterval time.Duration
 	// SystemUpgradeController installs the system-upgrade-controller on every
 	// workload cluster (see suc.go); without it, only on those of SimClusters with
 	// simv1.SystemUpgradeControllerAnnotation.

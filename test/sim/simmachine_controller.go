@@ -66,7 +66,7 @@ func (r *machineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 		return ctrl.Result{}, err
 	}
 	defer func() {
-		retErr = errors.Join(retErr, helper.Patch(ctx, sm, patch.WithOwnedConditions{Conditions: []string{clusterv1.ReadyCondition, nodeReadyCondition}}))
+		retErr = errors.Join(retErr, helper.Patch(ctx, sm, patch.WithOwnedConditions{Conditions: []string{clusterv1.ReadyCondition, nodeReadyCondition, certificatesCondition}}))
 	}()
 	wc := r.p.cluster(client.ObjectKeyFromObject(cluster))
 	if !sm.DeletionTimestamp.IsZero() {
@@ -81,7 +81,7 @@ func (r *machineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 	}
 	controllerutil.AddFinalizer(sm, simv1.SimMachineFinalizer)
 	if ptr.Deref(sm.Status.Initialization.Provisioned, false) {
-		return r.keepRunning(ctx, sm, wc)
+		return r.keepRunning(ctx, sm, wc, cluster)
 	}
 	if machine.Spec.Bootstrap.DataSecretName == nil {
 		notReady(sm, waitingForBootstrapDataReason, "")
@@ -96,17 +96,34 @@ func (r *machineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 		return result, err
 	}
 	// A machine annotated before it joined shows its fault from the start.
-	return r.keepRunning(ctx, sm, wc)
+	return r.keepRunning(ctx, sm, wc, cluster)
 }
 
-// keepRunning is what a running machine does: its Node's health as annotated, and a
-// server's periodic etcd snapshots.
-func (r *machineReconciler) keepRunning(ctx context.Context, sm *simv1.SimMachine, wc *workloadCluster) (ctrl.Result, error) {
-	if err := r.keepNodeHealth(ctx, sm, wc); err != nil || wc == nil || sm.Status.Role != roleServer || sm.Status.NodeName == "" {
+// keepRunning is what a running machine does: its certificates and their monitor, its
+// Node's health as annotated, and a server's periodic etcd snapshots.
+func (r *machineReconciler) keepRunning(ctx context.Context, sm *simv1.SimMachine, wc *workloadCluster, cluster *clusterv1.Cluster) (ctrl.Result, error) {
+	noticeRestart(sm, wc)
+	// Certificates before the Node: an expired kubelet certificate shows in its health.
+	certsNext, err := r.keepCertificates(ctx, sm, wc, cluster)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if err := r.keepNodeHealth(ctx, sm, wc); err != nil || wc == nil || sm.Status.Role != roleServer || sm.Status.NodeName == "" {
+		return ctrl.Result{RequeueAfter: certsNext}, err
+	}
 	next, err := wc.nextSnapshot(ctx, sm.Status.NodeName, r.p.SnapshotInterval, time.Now())
-	return ctrl.Result{RequeueAfter: next}, err
+	return ctrl.Result{RequeueAfter: soonest(next, certsNext)}, err
+}
+
+// soonest is the shorter of two waits, 0 meaning none.
+func soonest(a, b time.Duration) time.Duration {
+	switch {
+	case a == 0:
+		return b
+	case b == 0:
+		return a
+	}
+	return min(a, b)
 }
 
 // boot does what the machine would: read the data, start k3s (the first server

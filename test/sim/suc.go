@@ -37,6 +37,14 @@ import (
 // plan.upgrade.cattle.io/<plan>=<hash>. The Plan's status then has latestVersion,
 // latestHash and Complete=True. A Node annotated simv1.UpgradeFailAnnotation fails
 // its Job: Complete=False, reason JobFailed.
+//
+// What the Job does to k3s is k3smodel.PlanJob's: k3s-upgrade's upgrade.sh restarts
+// k3s only on a new release (the same binary is left alone); an upgrade container
+// running chroot /host systemctl restart <the node's k3s unit> restarts k3s on the
+// same release; another unit, or any other command, fails the Job. A restart renews
+// the Node's certificates as k3s does (certs.go). On a Node whose kubelet client
+// certificate has expired the Job's pod never starts (the API server refuses that
+// kubelet): the Plan keeps applying to it and the Node is left alone.
 
 var planResource = schema.GroupVersionResource{Group: "upgrade.cattle.io", Version: "v1", Resource: "plans"}
 
@@ -54,17 +62,19 @@ type sucStandIn struct {
 	c     client.Client
 	queue workqueue.TypedDelayingInterface[types.NamespacedName]
 	log   func(msg string, kv ...any)
+	// wc is the cluster whose k3s the Jobs restart (certs.go); nil restarts nothing.
+	wc *workloadCluster
 }
 
 // runSUC acts on Plans until ctx ends.
-func runSUC(ctx context.Context, cfg *rest.Config, cl client.Client, key client.ObjectKey) {
+func runSUC(ctx context.Context, cfg *rest.Config, cl client.Client, key client.ObjectKey, wc *workloadCluster) {
 	log := ctrl.Log.WithName("sim-suc").WithValues("cluster", key.String())
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		log.Error(err, "Dynamic client")
 		return
 	}
-	s := &sucStandIn{c: cl, queue: workqueue.NewTypedDelayingQueue[types.NamespacedName](),
+	s := &sucStandIn{c: cl, wc: wc, queue: workqueue.NewTypedDelayingQueue[types.NamespacedName](),
 		log: func(msg string, kv ...any) { log.Info(msg, kv...) }}
 	factory := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 30*time.Second)
 	enqueue := func(obj any) {
@@ -143,7 +153,16 @@ func (s *sucStandIn) upgrade(ctx context.Context, plan *unstructured.Unstructure
 	spec, _ := plan.Object["spec"].(map[string]any)
 	_, drains := spec["drain"].(map[string]any)
 	cordons, _ := spec["cordon"].(bool)
+	effect, err := s.jobEffect(spec, n, version)
+	if err != nil {
+		return 0, s.setStatus(ctx, plan, version, "", []string{n.Name}, metav1.ConditionFalse, "JobFailed", err.Error(), "Complete")
+	}
 	started, at := startedOf(n)
+	if started != hash && s.wc != nil && s.wc.kubeletExpired(n.Name, time.Now()) {
+		// The kubelet, refused by the API server, never sees the Job's pod: the Job
+		// waits, and the Node stays as it is.
+		return upgradeDelay, s.setStatus(ctx, plan, version, "", []string{n.Name}, metav1.ConditionFalse, "", "", "Complete")
+	}
 	if started != hash {
 		before := n.DeepCopy()
 		if n.Annotations == nil {
@@ -165,12 +184,18 @@ func (s *sucStandIn) upgrade(ctx context.Context, plan *unstructured.Unstructure
 	if wait := upgradeDelay - time.Since(at); wait > 0 {
 		return wait, nil
 	}
-	// k3s restarted on the new binary: the kubelet reports the new version.
-	statusBefore := n.DeepCopy()
-	n.Status.NodeInfo.KubeletVersion = version
-	n.Status.NodeInfo.KubeProxyVersion = version //nolint:staticcheck // k3s still reports it.
-	if err := s.c.Status().Patch(ctx, n, client.MergeFrom(statusBefore)); err != nil {
-		return 0, fmt.Errorf("setting Node %s's version: %w", n.Name, err)
+	if effect == k3smodel.JobUpgrades {
+		// k3s restarted on the new binary: the kubelet reports the new version.
+		statusBefore := n.DeepCopy()
+		n.Status.NodeInfo.KubeletVersion = version
+		n.Status.NodeInfo.KubeProxyVersion = version //nolint:staticcheck // k3s still reports it.
+		if err := s.c.Status().Patch(ctx, n, client.MergeFrom(statusBefore)); err != nil {
+			return 0, fmt.Errorf("setting Node %s's version: %w", n.Name, err)
+		}
+	}
+	if effect != k3smodel.JobNoRestart && s.wc != nil {
+		renewed := s.wc.restartK3s(n.Name, time.Now())
+		s.log("Restarted k3s", "plan", plan.GetName(), "node", n.Name, "renewedCertificates", len(renewed))
 	}
 	before := n.DeepCopy()
 	delete(n.Annotations, sucStartedAnnotation)
@@ -186,6 +211,47 @@ func (s *sucStandIn) upgrade(ctx context.Context, plan *unstructured.Unstructure
 	s.log("Upgraded Node", "plan", plan.GetName(), "node", n.Name, "version", version)
 	// The next Node, or the Plan's completion.
 	return time.Millisecond, nil
+}
+
+// jobEffect is what the Plan's Job does to k3s on the Node (k3smodel.PlanJob), or
+// why it fails.
+func (s *sucStandIn) jobEffect(spec map[string]any, n *corev1.Node, version string) (k3smodel.JobEffect, error) {
+	upgrade, _ := spec["upgrade"].(map[string]any)
+	command, err := stringsOf(upgrade["command"])
+	if err != nil {
+		return k3smodel.JobNoRestart, fmt.Errorf("spec.upgrade.command: %w", err)
+	}
+	args, err := stringsOf(upgrade["args"])
+	if err != nil {
+		return k3smodel.JobNoRestart, fmt.Errorf("spec.upgrade.args: %w", err)
+	}
+	server := n.Labels["node-role.kubernetes.io/control-plane"] == "true"
+	if s.wc != nil {
+		if srv, known := s.wc.certsServer(n.Name); known {
+			server = srv
+		}
+	}
+	return k3smodel.PlanJob(command, args, version, n.Status.NodeInfo.KubeletVersion, server)
+}
+
+// stringsOf reads a list of strings from a Plan.
+func stringsOf(v any) ([]string, error) {
+	list, ok := v.([]any)
+	if v == nil {
+		return nil, nil
+	}
+	if !ok {
+		return nil, fmt.Errorf("%v is not a list", v)
+	}
+	out := make([]string, 0, len(list))
+	for _, e := range list {
+		str, ok := e.(string)
+		if !ok {
+			return nil, fmt.Errorf("%v is not a string", e)
+		}
+		out = append(out, str)
+	}
+	return out, nil
 }
 
 // setStatus writes the Plan's status as SUC does: the resolved version, the hash of
@@ -288,6 +354,6 @@ func (c *workloadCluster) ensureSUC(ctx context.Context) error {
 	}
 	sucCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c.stopSUC = cancel
-	go runSUC(sucCtx, cfg, cl, c.key)
+	go runSUC(sucCtx, cfg, cl, c.key, c)
 	return nil
 }
