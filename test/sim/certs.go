@@ -5,6 +5,8 @@ import (
 	"encoding/pem"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/capk3s/capk3s/test/sim/k3smodel"
 )
 
@@ -58,7 +60,7 @@ func caFromPEM(name k3smodel.CAName, raw []byte) (k3smodel.CA, bool) {
 	return k3smodel.CA{Name: name, Subject: cert.Subject, NotBefore: cert.NotBefore, NotAfter: cert.NotAfter}, true
 }
 
-// certsOf is a node's certificate state, made on k3s's first start (now) if new.
+// certsOfLocked is a node's certificate state, made on k3s's first start (now) if new.
 // Under c.mu.
 func (c *workloadCluster) certsOfLocked(node string, server bool, now time.Time) *nodeCerts {
 	if c.certs == nil {
@@ -80,17 +82,16 @@ func (c *workloadCluster) k3sStarted(node string, server bool, now time.Time) {
 }
 
 // issuedAt signs every leaf certificate of a node anew as of `at`, once per value of
-// the annotation; it says whether it did.
-func (c *workloadCluster) issuedAt(node string, server bool, value string, at, now time.Time) bool {
+// the annotation.
+func (c *workloadCluster) issuedAt(node string, server bool, value string, at, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	nc := c.certsOfLocked(node, server, now)
 	if nc.issuedAt == value {
-		return false
+		return
 	}
 	nc.issuedAt = value
 	nc.leaves = k3smodel.IssueAll(server, node, c.cas, at, k3smodel.LeafLifetime)
-	return true
 }
 
 // restartK3s is k3s stopping and starting again on a node at now: its certificates
@@ -134,4 +135,15 @@ func (c *workloadCluster) leavesOf(node string) []k3smodel.Leaf {
 		return append([]k3smodel.Leaf(nil), nc.leaves...)
 	}
 	return nil
+}
+
+// Certificates are the leaf certificates k3s holds on a Cluster's Node, as the
+// simulator plays them; nil for a Node it did not start. Tests compare what the
+// product reports with them.
+func (p *Provider) Certificates(cluster types.NamespacedName, node string) []k3smodel.Leaf {
+	c := p.cluster(cluster)
+	if c == nil {
+		return nil
+	}
+	return c.leavesOf(node)
 }

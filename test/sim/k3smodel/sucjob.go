@@ -58,7 +58,8 @@ func PlanJob(command, args []string, version, running string, server bool) (JobE
 	if len(argv) == 5 && argv[0] == "chroot" && argv[1] == "/host" && argv[2] == "systemctl" && argv[3] == "restart" {
 		unit := strings.TrimSuffix(argv[4], ".service")
 		if unit != K3sUnit(server) {
-			return JobNoRestart, fmt.Errorf("Failed to restart %s.service: Unit %s.service not found.", unit, unit) //nolint:staticcheck // systemctl's words.
+			// systemctl's own words, capital and full stop included.
+			return JobNoRestart, fmt.Errorf("Failed to restart %s.service: Unit %s.service not found.", unit, unit) //nolint:revive,staticcheck // systemctl's words.
 		}
 		return JobRestarts, nil
 	}
