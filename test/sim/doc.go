@@ -22,4 +22,11 @@
 // timeouts start when it sets the annotation. "true", or removing the annotation,
 // makes the Node Ready again and brings the member back up, unless quorum was lost
 // meanwhile: that is for good in the simulator.
+//
+// Every machine's k3s holds k3s's leaf certificates, renewed as k3s renews them when
+// it restarts, and runs k3s's certificate monitor, which writes its Events on the
+// Node (certs.go, certmonitor.go). A test dates the certificates with the SimMachine
+// annotation infrastructure.sim.capk3s.io/certificates-issued-at, and shortens the
+// monitor's 30 minutes with Provider.CertificateCheckInterval or the SimCluster
+// annotation infrastructure.sim.capk3s.io/certificate-check-interval.
 package sim
