@@ -73,23 +73,23 @@ func (r *machineReconciler) keepCertificates(ctx context.Context, sm *simv1.SimM
 	}
 	now := time.Now()
 	server := sm.Status.Role == roleServer
+	wc.k3sStarted(node, server, now)
+	cond := metav1.Condition{Type: certificatesCondition, Status: metav1.ConditionTrue, Reason: certificatesIssuedReason}
 	if v, ok := sm.Annotations[simv1.CertificatesIssuedAtAnnotation]; ok {
-		at, err := time.Parse(time.RFC3339, v)
-		if err != nil {
-			conditions.Set(sm, metav1.Condition{Type: certificatesCondition, Status: metav1.ConditionFalse, Reason: invalidIssuedAtReason,
-				Message: fmt.Sprintf("annotation %s is %q, not an RFC3339 time; the certificates are left as they are", simv1.CertificatesIssuedAtAnnotation, v)})
-			return 0, nil
+		if at, err := time.Parse(time.RFC3339, v); err != nil {
+			// The certificates stay as they are, and the monitor goes on.
+			cond.Status, cond.Reason = metav1.ConditionFalse, invalidIssuedAtReason
+			cond.Message = fmt.Sprintf("annotation %s is %q, not an RFC3339 time; the certificates are left as they are; ", simv1.CertificatesIssuedAtAnnotation, v)
+		} else {
+			wc.issuedAt(node, server, v, at, now)
 		}
-		wc.issuedAt(node, server, v, at, now)
-	} else {
-		wc.k3sStarted(node, server, now)
 	}
 	period, perr := r.p.certCheckInterval(ctx, cluster)
-	cond := metav1.Condition{Type: certificatesCondition, Status: metav1.ConditionTrue, Reason: certificatesIssuedReason,
-		Message: "the soonest leaf certificate expires at " + k3smodel.Soonest(wc.leavesOf(node)).Format(time.RFC3339)}
 	if perr != nil {
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, invalidCheckIntervalReason, perr.Error()
+		cond.Status, cond.Reason = metav1.ConditionFalse, invalidCheckIntervalReason
+		cond.Message += perr.Error() + "; "
 	}
+	cond.Message += "the soonest leaf certificate expires at " + k3smodel.Soonest(wc.leavesOf(node)).Format(time.RFC3339)
 	conditions.Set(sm, cond)
 
 	if h, _ := nodeHealthOf(sm); h == nodeK3sStopped {
