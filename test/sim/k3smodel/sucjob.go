@@ -20,7 +20,11 @@ import (
 //     restarts that unit: k3s stops and starts on the same binary. The unit is the
 //     one k3s's install.sh made (v1.36.2 install.sh: "k3s" for a server, "k3s-agent"
 //     for an agent, unless INSTALL_K3S_NAME, which capk3s does not set); another
-//     unit fails the Job as systemctl does;
+//     unit fails the Job as systemctl does. The unit install.sh writes has
+//     KillMode=process and Type=notify: stopping k3s leaves the containers, the
+//     Job's own included, running, and systemctl returns once k3s is up again. That
+//     the k3s-upgrade image (alpine) has a chroot (busybox's) was not checked in the
+//     image itself;
 //   - any other command is something the simulator cannot judge, and fails the Job
 //     with a message that says so.
 
