@@ -82,7 +82,10 @@ func (c *workloadCluster) k3sStarted(node string, server bool, now time.Time) {
 }
 
 // issuedAt signs every leaf certificate of a node anew as of `at`, once per value of
-// the annotation.
+// the annotation. It dates them from `at` even before the CAs' NotBefore, which k3s
+// would not (dynamiclistener never dates a certificate before its CA): a test's
+// cluster made its CAs moments ago, and the annotation stands for a past the
+// simulator did not live through.
 func (c *workloadCluster) issuedAt(node string, server bool, value string, at, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -91,7 +94,7 @@ func (c *workloadCluster) issuedAt(node string, server bool, value string, at, n
 		return
 	}
 	nc.issuedAt = value
-	nc.leaves = k3smodel.IssueAll(server, node, c.cas, at, k3smodel.LeafLifetime)
+	nc.leaves = k3smodel.IssueAll(server, node, nil, at, k3smodel.LeafLifetime)
 }
 
 // restartK3s is k3s stopping and starting again on a node at now: its certificates

@@ -3,7 +3,8 @@ package v1beta2
 // CertificatesIssuedAtAnnotation on a SimMachine (RFC3339, e.g.
 // "2026-01-10T08:00:00Z") says that k3s signed every leaf certificate of the machine
 // at that time: each then expires one hour earlier than that time plus k3s's 365 days
-// (dynamiclistener dates certificates an hour back). It may be set before or after
+// (dynamiclistener dates certificates an hour back), also when that is before the
+// cluster's CAs were made, which real k3s would not do. It may be set before or after
 // the machine boots, and a new value applies again; removing it keeps the
 // certificates as they are. Without it, the certificates are signed when k3s first
 // starts on the machine. A value that is not RFC3339 changes nothing, and the
