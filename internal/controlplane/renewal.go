@@ -248,7 +248,9 @@ func (r *Reconciler) endRenewal(ctx context.Context, m *clusterv1.Machine, expir
 		a[controlplanev1.CertificatesRestartedForAnnotation] = expiry.UTC().Format(time.RFC3339)
 		a[controlplanev1.CertificatesRestartedAtAnnotation] = time.Now().UTC().Format(time.RFC3339)
 	}
-	if err := r.Client.Patch(ctx, m, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+	// No optimistic lock: the patch only removes the mark and writes the record, the
+	// same whichever copy it is made from.
+	if err := r.Client.Patch(ctx, m, client.MergeFrom(before)); err != nil {
 		return fmt.Errorf("ending the certificate renewal of Machine %s: %w", m.Name, err)
 	}
 	return nil
@@ -281,17 +283,26 @@ func (r *Reconciler) startRenewal(ctx context.Context, cluster *clusterv1.Cluste
 	if target == nil || node == nil {
 		return false, nil
 	}
-	_, expiry := decideRenewal(target, v.days, true, v.now)
-	before := target.DeepCopy()
-	if target.Annotations == nil {
-		target.Annotations = map[string]string{}
+	// The mark is the commitment. It is decided again on the Machine as the API
+	// server has it, and written with that copy's resourceVersion: a cache that has
+	// not seen the last restart end (its record) must not start it again.
+	live := &clusterv1.Machine{}
+	if err := r.apiReader().Get(ctx, client.ObjectKeyFromObject(target), live); err != nil {
+		return false, client.IgnoreNotFound(err)
 	}
-	target.Annotations[controlplanev1.CertificatesRenewingAnnotation] = expiry.UTC().Format(time.RFC3339)
-	// The mark is the commitment; the optimistic lock keeps a pass on a stale copy
-	// (one that has not seen the last restart end) from marking it again.
-	if err := r.Client.Patch(ctx, target, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+	action, expiry := decideRenewal(live, v.days, true, v.now)
+	if _, under := renewingExpiry(live); action != renewRestart || under {
+		return false, nil
+	}
+	before := live.DeepCopy()
+	if live.Annotations == nil {
+		live.Annotations = map[string]string{}
+	}
+	live.Annotations[controlplanev1.CertificatesRenewingAnnotation] = expiry.UTC().Format(time.RFC3339)
+	if err := r.Client.Patch(ctx, live, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 		return false, fmt.Errorf("marking Machine %s for a certificate renewal: %w", target.Name, err)
 	}
+	target.Annotations = live.Annotations
 	wc, err := r.ClusterCache.GetUncachedClient(ctx, client.ObjectKeyFromObject(cluster))
 	if err != nil {
 		return true, err
