@@ -187,7 +187,7 @@ func (r *Reconciler) followRenewal(ctx context.Context, wc client.Client, seen *
 		return true, fmt.Errorf("reading Plan %s: %w", key, err)
 	default:
 		if err := inplace.CheckRestartPlan(plan, m); err != nil {
-			return true, fmt.Errorf("Plan %s: %w", key, err)
+			return true, fmt.Errorf("restart Plan %s: %w", key, err)
 		}
 	}
 	node := v.nodeOf(seen, m)

@@ -256,4 +256,3 @@ func planNames(m map[string]*unstructured.Unstructured) []string {
 	}
 	return sorted(out)
 }
-
