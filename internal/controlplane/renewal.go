@@ -69,9 +69,14 @@ func (v renewalView) replaceReason(m *clusterv1.Machine) string {
 // Machine is due or a restart is under way, and only when in-place updates are allowed.
 func (r *Reconciler) observeRenewal(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, seen *observed) error {
 	v := renewalView{days: kcp.Spec.Rollout.Before.CertificatesExpiryDays, now: time.Now(), decided: true}
-	workers, err := r.workerMachines(ctx, cluster)
-	if err != nil {
-		return err
+	// The agents are read only when renewal is asked for: a fleet's Machines are
+	// mostly agents, and each pass would copy them all out of the cache.
+	workers := collections.Machines{}
+	if v.days > 0 {
+		var err error
+		if workers, err = r.workerMachines(ctx, cluster); err != nil {
+			return err
+		}
 	}
 	v.workers = workers
 	needed := false
