@@ -337,15 +337,18 @@ func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, 
 		return wait, err
 	}
 	seen.machines = machines
-	if seen.objects, err = r.propagate(ctx, cluster, kcp, machines); err != nil {
-		return ctrl.Result{}, err
-	}
 	if seen.nodes, err = r.observeNodes(ctx, cluster, kcp, machines); err != nil {
 		return ctrl.Result{}, err
 	}
-	r.observeMismatches(ctx, cluster, seen)
-	if err := r.observeRenewal(ctx, cluster, kcp, seen); err != nil {
+	// Before the propagation: a server replaced for its certificates is not up to
+	// date. A renewal that cannot be decided now leaves the rest of the pass to run.
+	renewalErr := r.observeRenewal(ctx, cluster, kcp, seen)
+	if seen.objects, err = r.propagateWith(ctx, cluster, kcp, machines, seen.renewal); err != nil {
 		return ctrl.Result{}, err
+	}
+	r.observeMismatches(ctx, cluster, seen)
+	if renewalErr != nil {
+		return ctrl.Result{}, renewalErr
 	}
 	r.observeEtcdSnapshots(ctx, client.ObjectKeyFromObject(cluster), kcp, seen)
 	if err := r.reconcileEtcdMembership(ctx, cluster, kcp, seen); err != nil {

@@ -78,14 +78,18 @@ func newRenewalFixture(t *testing.T, servers int32, rc *testRuntimeClient) *rene
 	return f
 }
 
-// renewalPass runs one pass over the servers as the reconciler does after reading the
-// Nodes: the renewal is observed, then the servers' step, then the status.
+// renewalPass runs one pass over the servers as the reconciler does: the Nodes, the
+// renewal, the propagation (with the Machines' UpToDate), the servers' step, the status.
 func (f *renewalFixture) renewalPass(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
 	r := f.reconciler()
 	r.ClusterCache = renewalWorkload{c: f.workload}
-	seen := f.observe(t, r)
+	seen := &observed{}
+	var err error
+	if seen.machines, err = r.controlPlaneMachines(ctx, f.cluster, f.kcp); err != nil {
+		t.Fatal(err)
+	}
 	seen.nodes = workload.Nodes{}
 	for name, n := range f.nodes {
 		if !f.notReady[name] {
@@ -97,6 +101,9 @@ func (f *renewalFixture) renewalPass(t *testing.T) {
 		seen.nodes[name] = down
 	}
 	if err := r.observeRenewal(ctx, f.cluster, f.kcp, seen); err != nil {
+		t.Fatal(err)
+	}
+	if seen.objects, err = r.propagateWith(ctx, f.cluster, f.kcp, seen.machines, seen.renewal); err != nil {
 		t.Fatal(err)
 	}
 	result, err := r.reconcileServers(ctx, f.cluster, f.kcp, true, seen)

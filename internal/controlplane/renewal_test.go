@@ -2,12 +2,14 @@ package controlplane
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -51,6 +53,12 @@ func TestCertificateRenewalRestartsOneServerAtATime(t *testing.T) {
 		t.Errorf("mark = %q, want the expiry it renews %s", got, expiries[first].Format(time.RFC3339))
 	}
 	requireRollingOut(t, f.kcp, controlplanev1.CertificatesRenewingReason, "Renewing certificates by a k3s restart: "+first)
+	// Renewed in place, the servers stay up to date: nothing replaces them.
+	for name, m := range f.servers(t) {
+		if !conditions.IsTrue(m, clusterv1.MachineUpToDateCondition) {
+			t.Errorf("Machine %s not UpToDate while its certificates are renewed in place", name)
+		}
+	}
 	if n := len(f.servers(t)); n != 3 {
 		t.Errorf("%d servers, want the 3 kept: renewal in place replaces none", n)
 	}
@@ -159,6 +167,13 @@ func TestCertificateRenewalReplacesWithoutInPlace(t *testing.T) {
 				expireIn(t, m, 10*24*time.Hour)
 			}
 			f.renewalPass(t)
+			// As KCP marks them: each server due is not up to date, with the reason.
+			for name, m := range f.servers(t) {
+				c := conditions.Get(m, clusterv1.MachineUpToDateCondition)
+				if _, original := f.nodes[name]; original && (c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "certificates expire at")) {
+					t.Errorf("Machine %s UpToDate = %+v, want False naming the expiry", name, c)
+				}
+			}
 			if n := len(f.servers(t)); n != 4 {
 				t.Errorf("%d servers, want a fourth created to replace one (maxSurge 1)", n)
 			}
