@@ -97,7 +97,7 @@ func TestDecideRenewal(t *testing.T) {
 		{"not due", certMachine("a", true, renewalNow.Add(90*day), time.Time{}, nil), true, renewNothing},
 		{"being deleted", deleting, true, renewNothing},
 		{"restarted for this expiry, report still on its way", certMachine("a", true, expiry, time.Time{}, restarted(renewalNow.Add(-time.Minute), expiry)), true, renewWaitForReport},
-		{"restarted for this expiry, renewed nothing: server replaced", certMachine("a", true, expiry, time.Time{}, restarted(renewalNow.Add(-2*time.Hour), expiry)), true, renewReplace},
+		{"restarted for this expiry, renewed nothing (the node's clock behind: k3s saw it outside its window): server replaced", certMachine("a", true, expiry, time.Time{}, restarted(renewalNow.Add(-2*time.Hour), expiry)), true, renewReplace},
 		{"restarted for this expiry, renewed nothing: agent not restarted again", certMachine("w", false, expiry, time.Time{}, restarted(renewalNow.Add(-2*time.Hour), expiry)), true, renewNothing},
 		{"restarted a year ago for another expiry", certMachine("a", true, expiry, time.Time{}, restarted(renewalNow.Add(-365*day), expiry.Add(-365*day))), true, renewRestart},
 	}
