@@ -127,7 +127,7 @@ func (r *Reconciler) workerMachines(ctx context.Context, cluster *clusterv1.Clus
 	return collections.FromMachineList(list).Filter(collections.Not(collections.ControlPlaneMachines(cluster.Name))), nil
 }
 
-// renewingServers and renewingAgents name the Machines whose k3s is being restarted.
+// renewing names those of machines whose k3s is being restarted, with the expiry.
 func (v renewalView) renewing(machines collections.Machines) []string {
 	var out []string
 	for _, m := range machines {
