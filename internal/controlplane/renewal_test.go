@@ -271,3 +271,27 @@ func planNames(m map[string]*unstructured.Unstructured) []string {
 	}
 	return sorted(out)
 }
+
+// A restart whose node still reports the same expiry an hour later renewed nothing:
+// the server is replaced rather than restarted again.
+func TestCertificateRenewalReplacesWhenARestartRenewedNothing(t *testing.T) {
+	f := newRenewalFixture(t, 3, coversVersion())
+	ctx := context.Background()
+	for _, m := range f.servers(t) {
+		expiry := expireIn(t, m, 10*24*time.Hour)
+		before := m.DeepCopy()
+		m.Annotations[controlplanev1.CertificatesRestartedForAnnotation] = expiry.Format(time.RFC3339)
+		m.Annotations[controlplanev1.CertificatesRestartedAtAnnotation] = time.Now().Add(-2 * time.Hour).UTC().Format(time.RFC3339)
+		if err := env.Client.Patch(ctx, m, client.MergeFrom(before)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.renewalPass(t)
+	if plans := restartPlans(t, f.kcp.Namespace); len(plans) != 0 {
+		t.Errorf("restarted again for the same expiry: Plans for %v", planNames(plans))
+	}
+	if n := len(f.servers(t)); n != 4 {
+		t.Errorf("%d servers, want a fourth created to replace one", n)
+	}
+	requireRollingOut(t, f.kcp, controlplanev1.RollingOutReason, "did not renew them")
+}
