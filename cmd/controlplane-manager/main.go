@@ -71,7 +71,7 @@ func setupReconcilers(opts manager.Options, extension inplace.Flags) manager.Set
 			return err
 		}
 		r := &controlplane.Reconciler{Client: mgr.GetClient(), ClusterCache: clusterCache, WatchFilterValue: opts.WatchFilterValue, WatchNamespace: opts.WatchNamespace,
-			RuntimeClient: runtimeClient, MinPassInterval: opts.MinPassInterval}
+			RuntimeClient: runtimeClient, MinPassInterval: opts.MinPassInterval, RenewalImage: extension.UpgradeImage}
 		if err := r.SetupWithManager(ctx, mgr, controller.Options{}); err != nil {
 			return fmt.Errorf("setting up the KThreesControlPlane controller: %w", err)
 		}

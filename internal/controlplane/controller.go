@@ -74,6 +74,10 @@ type Reconciler struct {
 	// server can be updated in place (inplace.go). The manager sets it only with the
 	// InPlaceUpdates feature gate; nil means servers are always replaced.
 	RuntimeClient runtimeclient.Client
+	// RenewalImage is the image, without tag, of the system-upgrade-controller Plans
+	// that restart k3s to renew a node's certificates (renewal.go): the in-place
+	// extension's upgrade image (--runtime-extension-upgrade-image); "" is its default.
+	RenewalImage string
 	// MinPassInterval, when positive, runs at most one pass per control plane per
 	// interval: a request that comes sooner after the last pass started waits for the
 	// rest of it, with whatever else arrives meanwhile (internal/pacing). 0 runs a pass
@@ -120,6 +124,8 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		// changes matter: its value arriving or changing. Same metadata informer as above.
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.tokenSecretToControlPlane), builder.OnlyMetadata).
 		Owns(&clusterv1.Machine{}).
+		// Agents' certificate reports: the control plane renews agents too (renewal.go).
+		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(r.agentToControlPlane), builder.WithPredicates(agentCertificatesChanged())).
 		Watches(&clusterv1.Cluster{},
 			handler.EnqueueRequestsFromMapFunc(clusterToControlPlane),
 			builder.WithPredicates(predicates.ClusterPausedTransitionsOrInfrastructureProvisioned(mgr.GetScheme(), log)),
@@ -260,7 +266,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	controllerutil.AddFinalizer(kcp, controlplanev1.KThreesControlPlaneFinalizer)
 
 	result, err := r.reconcile(ctx, cluster, kcp, &seen)
-	return soonest(result, untilRolloutAfter(kcp, time.Now())), err
+	now := time.Now()
+	result = soonest(result, untilRolloutAfter(kcp, now))
+	renewalMachines := append(seen.machines.UnsortedList(), seen.renewal.workers.UnsortedList()...)
+	return soonest(result, untilRenewalDue(renewalMachines, kcp.Spec.Rollout.Before.CertificatesExpiryDays, now)), err
 }
 
 // soonest keeps the earlier of two time-based wake-ups (zero means none).
@@ -328,13 +337,19 @@ func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, 
 		return wait, err
 	}
 	seen.machines = machines
-	if seen.objects, err = r.propagate(ctx, cluster, kcp, machines); err != nil {
-		return ctrl.Result{}, err
-	}
 	if seen.nodes, err = r.observeNodes(ctx, cluster, kcp, machines); err != nil {
 		return ctrl.Result{}, err
 	}
+	// Before the propagation: a server replaced for its certificates is not up to
+	// date. A renewal that cannot be decided now leaves the rest of the pass to run.
+	renewalErr := r.observeRenewal(ctx, cluster, kcp, seen)
+	if seen.objects, err = r.propagateWith(ctx, cluster, kcp, machines, seen.renewal); err != nil {
+		return ctrl.Result{}, err
+	}
 	r.observeMismatches(ctx, cluster, seen)
+	if renewalErr != nil {
+		return ctrl.Result{}, renewalErr
+	}
 	r.observeEtcdSnapshots(ctx, client.ObjectKeyFromObject(cluster), kcp, seen)
 	if err := r.reconcileEtcdMembership(ctx, cluster, kcp, seen); err != nil {
 		return ctrl.Result{}, err
@@ -360,6 +375,11 @@ func (r *Reconciler) reconcileServers(ctx context.Context, cluster *clusterv1.Cl
 	}
 	if hold, wait := inPlaceHold(ctx, seen, time.Now()); hold {
 		return soonest(result, wait), nil
+	}
+	// A k3s restart renewing a node's certificates is a step on the cluster too: one
+	// at a time, and nothing else meanwhile (renewal.go).
+	if busy, err := r.followRenewals(ctx, cluster, seen); err != nil || busy {
+		return soonest(result, renewalPoll), err
 	}
 	next, err := r.reconcileReplicas(ctx, cluster, kcp, tokenAvailable, seen)
 	if err != nil {

@@ -25,7 +25,7 @@ import (
 // right costs no write. A Machine being deleted keeps its spec (CAPI's
 // deletion is under way) and only gets its condition.
 func (r *Reconciler) syncMachine(ctx context.Context, kcp *controlplanev1.KThreesControlPlane, m *clusterv1.Machine,
-	objs serverObjects, wantLabels, wantAnnotations map[string]string) error {
+	objs serverObjects, renewal renewalView, wantLabels, wantAnnotations map[string]string) error {
 	helper, err := patch.NewHelper(m, r.Client)
 	if err != nil {
 		return fmt.Errorf("creating a patch helper for Machine %s: %w", m.Name, err)
@@ -39,7 +39,11 @@ func (r *Reconciler) syncMachine(ctx context.Context, kcp *controlplanev1.KThree
 		m.Spec.MinReadySeconds = desiredMinReadySeconds(kcp)
 		m.Spec.Taints = desiredTaints(kcp)
 	}
-	upToDate := machineUpToDate(upToDateReason(m, objs, kcp, time.Now()))
+	reason := upToDateReason(m, objs, kcp, time.Now())
+	if reason == "" {
+		reason = renewal.replaceReason(m)
+	}
+	upToDate := machineUpToDate(reason)
 	if updatingInPlace(m) {
 		// CAPI's reason for a Machine whose spec is the wanted one while it still
 		// updates in place.

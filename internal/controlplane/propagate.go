@@ -24,6 +24,13 @@ import (
 // It returns each server's bootstrap config and infrastructure machine as read, for
 // the up-to-date decision.
 func (r *Reconciler) propagate(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, machines collections.Machines) (map[string]serverObjects, error) {
+	return r.propagateWith(ctx, cluster, kcp, machines, renewalView{})
+}
+
+// propagateWith is propagate with what the pass knows of certificate renewal: a
+// server the rollout replaces for its certificates gets UpToDate False with the
+// reason, as KCP marks one.
+func (r *Reconciler) propagateWith(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, machines collections.Machines, renewal renewalView) (map[string]serverObjects, error) {
 	wantLabels, wantAnnotations := desiredLabels(kcp, cluster), desiredAnnotations(kcp)
 	objects := make(map[string]serverObjects, machines.Len())
 	for _, m := range machines {
@@ -36,7 +43,7 @@ func (r *Reconciler) propagate(ctx context.Context, cluster *clusterv1.Cluster, 
 			return nil, err
 		}
 		objects[m.Name] = objs
-		if err := r.syncMachine(ctx, kcp, m, objs, wantLabels, wantAnnotations); err != nil {
+		if err := r.syncMachine(ctx, kcp, m, objs, renewal, wantLabels, wantAnnotations); err != nil {
 			return nil, err
 		}
 		if !m.DeletionTimestamp.IsZero() {

@@ -37,6 +37,13 @@ func (r *Reconciler) reconcileReplicas(ctx context.Context, cluster *clusterv1.C
 		seen.blocked, err = r.removeServer(ctx, kcp, victim, seen.machines)
 		return ctrl.Result{}, err
 	}
+	if seen.blocked == "" && outdated.Len() == 0 {
+		// The servers need nothing else: a certificate renewal in place may start. Its
+		// progress is on the workload cluster, which no watch follows.
+		if started, err := r.startRenewal(ctx, cluster, kcp, seen); err != nil || started {
+			return ctrl.Result{RequeueAfter: renewalPoll}, err
+		}
+	}
 	return ctrl.Result{}, nil
 }
 

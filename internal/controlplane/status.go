@@ -45,6 +45,8 @@ type observed struct {
 	machineCacheBehind bool
 	// mismatches are servers and Nodes that disagree (status_nodes.go).
 	mismatches workload.Mismatches
+	// renewal is what the pass knows of certificate renewal (renewal.go).
+	renewal renewalView
 }
 
 // unreachable says the pass has servers but could not read their Nodes: the
@@ -59,8 +61,18 @@ func desiredReplicas(kcp *controlplanev1.KThreesControlPlane) int32 {
 // outdated are the servers (not being deleted) that need replacing.
 func (o observed) outdated(kcp *controlplanev1.KThreesControlPlane, now time.Time) collections.Machines {
 	return o.machines.Filter(collections.Not(collections.HasDeletionTimestamp), func(m *clusterv1.Machine) bool {
-		return upToDateReason(m, o.objects[m.Name], kcp, now) != ""
+		return o.replaceReason(m, kcp, now) != ""
 	})
+}
+
+// replaceReason says why the rollout replaces server m: its spec is outdated
+// (upToDateReason, also its Machine's UpToDate condition), or its certificates are due
+// and cannot be renewed in place (renewal.go); "" when it stays.
+func (o observed) replaceReason(m *clusterv1.Machine, kcp *controlplanev1.KThreesControlPlane, now time.Time) string {
+	if reason := upToDateReason(m, o.objects[m.Name], kcp, now); reason != "" {
+		return reason
+	}
+	return o.renewal.replaceReason(m)
 }
 
 // setStatus writes the contract's counters and the machine conditions. The counters
@@ -88,7 +100,7 @@ func setStatus(cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPla
 	setScaling(kcp, o)
 	var outdated []string
 	for _, m := range o.machines {
-		if reason := upToDateReason(m, o.objects[m.Name], kcp, now); reason != "" {
+		if reason := o.replaceReason(m, kcp, now); reason != "" {
 			outdated = append(outdated, m.Name+" ("+reason+")")
 		}
 	}
@@ -99,6 +111,14 @@ func setStatus(cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPla
 		}
 	}
 	reason := controlplanev1.RollingOutReason
+	renewing := o.renewalMessage()
+	if renewing != "" {
+		if len(outdated) == 0 {
+			reason, rolling = controlplanev1.CertificatesRenewingReason, renewing
+		} else {
+			rolling = renewing + "; " + rolling
+		}
+	}
 	if len(o.updatingInPlace) > 0 {
 		reason = controlplanev1.InPlaceUpdatingReason
 		rolling = "Updating in place: " + list(o.updatingInPlace) + "; " + rolling
@@ -110,7 +130,7 @@ func setStatus(cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPla
 	if o.criticalChange != "" && o.criticalChange == o.blocked {
 		reason = controlplanev1.CriticalSettingChangedReason
 	}
-	setTrueWhen(kcp, controlplanev1.RollingOutCondition, len(outdated) > 0, reason,
+	setTrueWhen(kcp, controlplanev1.RollingOutCondition, len(outdated) > 0 || renewing != "", reason,
 		controlplanev1.NotRollingOutReason, rolling)
 	setAvailable(kcp, o)
 	setNodesMatch(kcp, o.mismatches)

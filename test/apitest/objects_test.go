@@ -202,7 +202,7 @@ func TestContractRolloutAfterIsKept(t *testing.T) {
 			"machineTemplate": map[string]any{"spec": map[string]any{"infrastructureRef": map[string]any{
 				"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "DockerMachineTemplate", "name": "t",
 			}}},
-			"rollout": map[string]any{"after": "2030-03-09T09:00:00Z"},
+			"rollout": map[string]any{"after": "2030-03-09T09:00:00Z", "before": map[string]any{"certificatesExpiryDays": int64(30)}},
 		},
 	}}
 	if err := env.Client.Create(ctx, u); err != nil {
@@ -214,5 +214,8 @@ func TestContractRolloutAfterIsKept(t *testing.T) {
 	}
 	if after := got.Spec.Rollout.After.UTC().Format("2006-01-02T15:04:05Z"); after != "2030-03-09T09:00:00Z" {
 		t.Errorf("spec.rollout.after = %s, want 2030-03-09T09:00:00Z", after)
+	}
+	if days := got.Spec.Rollout.Before.CertificatesExpiryDays; days != 30 {
+		t.Errorf("spec.rollout.before.certificatesExpiryDays = %d, want 30", days)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -55,6 +56,34 @@ func TestSchemaRejectsInvalidObjects(t *testing.T) {
 				return kcp
 			},
 			wantInMsg: "maxSurge must be 0 or 1",
+		},
+		{
+			name: "certificatesExpiryDays below KCP's minimum",
+			object: func() client.Object {
+				kcp := newControlPlane(ns, "expiry-low")
+				kcp.Spec.Rollout.Before.CertificatesExpiryDays = 6
+				return kcp
+			},
+			wantInMsg: "must be between 7 and 110 days: k3s renews at restart only certificates that expire within 120 days",
+		},
+		{
+			// k3s renews nothing beyond its 120-day window: a restart would be for nothing.
+			name: "certificatesExpiryDays beyond k3s's renewal window",
+			object: func() client.Object {
+				kcp := newControlPlane(ns, "expiry-high")
+				kcp.Spec.Rollout.Before.CertificatesExpiryDays = 111
+				return kcp
+			},
+			wantInMsg: "spec.rollout.before.certificatesExpiryDays: Invalid value",
+		},
+		{
+			name: "certificatesExpiryDays of a template beyond k3s's renewal window",
+			object: func() client.Object {
+				tpl := &controlplanev1.KThreesControlPlaneTemplate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "expiry-template"}}
+				tpl.Spec.Template.Spec.Rollout.Before.CertificatesExpiryDays = 120
+				return tpl
+			},
+			wantInMsg: "must be between 7 and 110 days",
 		},
 		{
 			name: "not a version",

@@ -208,6 +208,38 @@ type ControlPlaneRolloutSpec struct {
 	// each one replaces the servers created before it, once it has passed.
 	// +optional
 	After metav1.Time `json:"after,omitempty,omitzero"`
+
+	// before renews servers ahead of an event, as the contract's rollout.before:
+	// certificatesExpiryDays renews the k3s certificates of the servers (and, with
+	// the in-place path, of the agents) whose certificates expire sooner.
+	// +optional
+	Before ControlPlaneRolloutBeforeSpec `json:"before,omitempty,omitzero"`
+}
+
+// Bounds of rollout.before.certificatesExpiryDays. k3s renews at start only the leaf
+// certificates that expire within 120 days (CertificateRenewDays, pkg/daemons/config
+// in k3s v1.34-v1.36), and reports only those: a window beyond it would restart a
+// node that renews nothing. The maximum keeps 10 days of that window for clocks that
+// differ between the management cluster and the nodes, and for the node's report to
+// arrive; the minimum is KCP's.
+const (
+	MinCertificatesExpiryDays = 7
+	MaxCertificatesExpiryDays = 110
+)
+
+// ControlPlaneRolloutBeforeSpec is the contract's spec.rollout.before.
+// +kubebuilder:validation:MinProperties=1
+type ControlPlaneRolloutBeforeSpec struct {
+	// certificatesExpiryDays renews a server whose k3s certificates expire within
+	// this many days (the Machine's status.certificatesExpiryDate). Where in-place
+	// updates are enabled and the workload cluster runs the system-upgrade-controller,
+	// k3s is restarted on the node, one at a time, which renews them (agents too);
+	// otherwise the server is replaced, as KCP does. Between 7 and 110: k3s renews
+	// only certificates that expire within 120 days, and 10 days are kept for clock
+	// differences. Unset, nothing is renewed.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self >= 7 && self <= 110",message="must be between 7 and 110 days: k3s renews at restart only certificates that expire within 120 days, and 10 days are kept for clock differences between the management cluster and the nodes"
+	CertificatesExpiryDays int32 `json:"certificatesExpiryDays,omitempty"`
 }
 
 // RolloutStrategyType names a rollout strategy.
@@ -368,7 +400,7 @@ type LastRemediationStatus struct {
 // +kubebuilder:printcolumn:name="Replicas",type="integer",JSONPath=".status.replicas",description="Servers"
 // +kubebuilder:printcolumn:name="Ready",type="integer",JSONPath=".status.readyReplicas",description="Servers with Ready condition true"
 // +kubebuilder:printcolumn:name="Up-to-date",type="integer",JSONPath=".status.upToDateReplicas",description="Servers that need no rollout"
-// +kubebuilder:printcolumn:name="Rollout",type="string",JSONPath=`.status.conditions[?(@.type=="RollingOut")].reason`,description="RollingOut's reason: RollingOut, InPlaceUpdating (a server is updated in place) or NotRollingOut"
+// +kubebuilder:printcolumn:name="Rollout",type="string",JSONPath=`.status.conditions[?(@.type=="RollingOut")].reason`,description="RollingOut's reason: RollingOut, InPlaceUpdating (a server is updated in place), CertificatesRenewing (k3s restarted on a node to renew its certificates) or NotRollingOut"
 // +kubebuilder:printcolumn:name="Rollout-Message",type="string",JSONPath=`.status.conditions[?(@.type=="RollingOut")].message`,description="Which servers roll out, and which one updates in place",priority=10
 // +kubebuilder:printcolumn:name="Version",type="string",JSONPath=".spec.version",description="Desired k3s version"
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
