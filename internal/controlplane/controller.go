@@ -120,6 +120,8 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		// changes matter: its value arriving or changing. Same metadata informer as above.
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.tokenSecretToControlPlane), builder.OnlyMetadata).
 		Owns(&clusterv1.Machine{}).
+		// The snapshot a rollout waits for (rollout_snapshot.go).
+		Watches(&controlplanev1.KThreesEtcdSnapshot{}, handler.EnqueueRequestsFromMapFunc(r.rolloutSnapshotToControlPlane)).
 		Watches(&clusterv1.Cluster{},
 			handler.EnqueueRequestsFromMapFunc(clusterToControlPlane),
 			builder.WithPredicates(predicates.ClusterPausedTransitionsOrInfrastructureProvisioned(mgr.GetScheme(), log)),
