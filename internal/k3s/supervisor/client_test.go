@@ -55,19 +55,19 @@ func writeStatus(w http.ResponseWriter, code int, msg string) {
 	_ = json.NewEncoder(w).Encode(metav1.Status{Status: metav1.StatusFailure, Code: int32(code), Message: msg})
 }
 
-func start(t *testing.T, f *fakeK3s) (*httptest.Server, *Client) {
+func start(t *testing.T, f *fakeK3s) *Client {
 	t.Helper()
 	srv := httptest.NewTLSServer(f)
 	t.Cleanup(srv.Close)
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
-	return srv, &Client{Endpoint: strings.TrimPrefix(srv.URL, "https://"), CACert: ca, Password: f.password}
+	return &Client{Endpoint: strings.TrimPrefix(srv.URL, "https://"), CACert: ca, Password: f.password}
 }
 
 func TestSaveSendsK3sRequestAndReadsCreated(t *testing.T) {
 	f := &fakeK3s{password: "p4ss", answer: func(w http.ResponseWriter) {
 		_, _ = w.Write([]byte(`{"created":["on-demand-x-server-0-1700000000","on-demand-x-server-0-1700000000"]}`))
 	}}
-	_, c := start(t, f)
+	c := start(t, f)
 	res, err := c.Save(context.Background(), SaveRequest{Name: "on-demand-x", S3: &S3{Bucket: "b", AccessKey: "ak", SecretKey: "sk", Folder: "f"}})
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +89,7 @@ func TestSaveSendsK3sRequestAndReadsCreated(t *testing.T) {
 
 func TestSaveWithoutS3SendsNoS3Block(t *testing.T) {
 	f := &fakeK3s{password: "p", answer: func(w http.ResponseWriter) { _, _ = w.Write([]byte(`{}`)) }}
-	_, c := start(t, f)
+	c := start(t, f)
 	res, err := c.Save(context.Background(), SaveRequest{Name: "n"})
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +119,7 @@ func TestSaveReportsK3sErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakeK3s{password: "p", answer: tc.answer}
-			_, c := start(t, f)
+			c := start(t, f)
 			c.Password = tc.password
 			_, err := c.Save(context.Background(), SaveRequest{Name: "n"})
 			var se *StatusError
@@ -141,7 +141,7 @@ func TestSaveReportsK3sErrors(t *testing.T) {
 
 func TestSaveRefusesAServerNotSignedByTheCA(t *testing.T) {
 	f := &fakeK3s{password: "p", answer: func(w http.ResponseWriter) { _, _ = w.Write([]byte(`{}`)) }}
-	_, c := start(t, f)
+	c := start(t, f)
 	c.CACert = otherCA(t)
 	_, err := c.Save(context.Background(), SaveRequest{Name: "n"})
 	if err == nil || !NotSent(err) {
@@ -155,7 +155,7 @@ func TestSaveRefusesAServerNotSignedByTheCA(t *testing.T) {
 func TestSaveTimeoutAfterSendingIsNotNotSent(t *testing.T) {
 	release := make(chan struct{})
 	f := &fakeK3s{password: "p", answer: func(w http.ResponseWriter) { <-release }}
-	_, c := start(t, f)
+	c := start(t, f)
 	defer close(release)
 	c.Timeout = 200 * time.Millisecond
 	_, err := c.Save(context.Background(), SaveRequest{Name: "n"})
@@ -166,7 +166,7 @@ func TestSaveTimeoutAfterSendingIsNotNotSent(t *testing.T) {
 
 func TestSaveRefusesBadInputWithoutARequest(t *testing.T) {
 	f := &fakeK3s{password: "p", answer: func(w http.ResponseWriter) { _, _ = w.Write([]byte(`{}`)) }}
-	_, good := start(t, f)
+	good := start(t, f)
 	for name, c := range map[string]Client{
 		"no endpoint": {CACert: good.CACert, Password: "p"},
 		"no password": {Endpoint: good.Endpoint, CACert: good.CACert},
