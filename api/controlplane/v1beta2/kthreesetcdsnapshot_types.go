@@ -11,13 +11,13 @@ import (
 type KThreesEtcdSnapshotPhase string
 
 const (
-	// EtcdSnapshotPending: not requested from k3s yet.
+	// EtcdSnapshotPending is a snapshot not requested from k3s yet.
 	EtcdSnapshotPending KThreesEtcdSnapshotPhase = "Pending"
-	// EtcdSnapshotRunning: requested from k3s; the result is not known yet.
+	// EtcdSnapshotRunning is a snapshot requested from k3s; the result is not known yet.
 	EtcdSnapshotRunning KThreesEtcdSnapshotPhase = "Running"
-	// EtcdSnapshotSucceeded: k3s took the snapshot; status.snapshot says where it is.
+	// EtcdSnapshotSucceeded says k3s took the snapshot; status.snapshot says where it is.
 	EtcdSnapshotSucceeded KThreesEtcdSnapshotPhase = "Succeeded"
-	// EtcdSnapshotFailed: no snapshot was taken, or k3s recorded it as failed; the
+	// EtcdSnapshotFailed says no snapshot was taken, or k3s recorded it as failed; the
 	// Ready condition's reason and status.error say why. Never retried: a new
 	// object is a new attempt.
 	EtcdSnapshotFailed KThreesEtcdSnapshotPhase = "Failed"

@@ -30,9 +30,11 @@ func TestEtcdSnapshotDefaultsTheClusterLabel(t *testing.T) {
 func TestEtcdSnapshotSpecIsImmutable(t *testing.T) {
 	old := &controlplanev1.KThreesEtcdSnapshot{Spec: controlplanev1.KThreesEtcdSnapshotSpec{ClusterName: "c1"}}
 	for name, edit := range map[string]func(*controlplanev1.KThreesEtcdSnapshot){
-		"cluster":  func(s *controlplanev1.KThreesEtcdSnapshot) { s.Spec.ClusterName = "c2" },
-		"prefix":   func(s *controlplanev1.KThreesEtcdSnapshot) { s.Spec.NamePrefix = "nightly" },
-		"location": func(s *controlplanev1.KThreesEtcdSnapshot) { s.Spec.Location = controlplanev1.EtcdSnapshotLocationLocal },
+		"cluster": func(s *controlplanev1.KThreesEtcdSnapshot) { s.Spec.ClusterName = "c2" },
+		"prefix":  func(s *controlplanev1.KThreesEtcdSnapshot) { s.Spec.NamePrefix = "nightly" },
+		"location": func(s *controlplanev1.KThreesEtcdSnapshot) {
+			s.Spec.Location = controlplanev1.EtcdSnapshotLocationLocal
+		},
 	} {
 		changed := old.DeepCopy()
 		edit(changed)
