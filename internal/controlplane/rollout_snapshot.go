@@ -145,6 +145,11 @@ func (r *Reconciler) snapshotBeforeRollout(ctx context.Context, cluster *cluster
 		},
 		Spec: controlplanev1.KThreesEtcdSnapshotSpec{ClusterName: cluster.Name, NamePrefix: "pre-rollout"},
 	}
+	// A sharded manager (--watch-filter) sees only objects with its label: the
+	// snapshot controller and this controller's watch must see this one.
+	if v, ok := kcp.Labels[clusterv1.WatchLabel]; ok {
+		s.Labels[clusterv1.WatchLabel] = v
+	}
 	if err := r.Client.Create(ctx, s); err != nil && !apierrors.IsAlreadyExists(err) {
 		return snapshotGate{}, fmt.Errorf("creating the etcd snapshot before the rollout: %w", err)
 	}

@@ -48,6 +48,7 @@ func finishSnapshot(t *testing.T, s *controlplanev1.KThreesEtcdSnapshot, phase c
 
 func TestRolloutWaitsForItsEtcdSnapshot(t *testing.T) {
 	f := newSnapshotFixture(t)
+	f.kcp.Labels[clusterv1.WatchLabel] = "shard-a"
 	for range 3 {
 		f.pass(t)
 	}
@@ -61,6 +62,9 @@ func TestRolloutWaitsForItsEtcdSnapshot(t *testing.T) {
 	s := snaps[0]
 	if s.Spec.ClusterName != f.cluster.Name || s.Labels[clusterv1.ClusterNameLabel] != f.cluster.Name || s.Labels[controlplanev1.EtcdSnapshotRolloutLabel] != rolloutID(f.kcp) {
 		t.Fatalf("snapshot %s: spec %+v labels %v", s.Name, s.Spec, s.Labels)
+	}
+	if s.Labels[clusterv1.WatchLabel] != "shard-a" {
+		t.Fatalf("snapshot %s lacks the control plane's watch-filter label: %v", s.Name, s.Labels)
 	}
 	if len(s.OwnerReferences) != 1 || s.OwnerReferences[0].UID != f.cluster.UID {
 		t.Fatalf("snapshot %s is owned by %v, want the Cluster", s.Name, s.OwnerReferences)
