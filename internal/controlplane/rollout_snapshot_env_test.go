@@ -132,3 +132,21 @@ func conditionMessage(kcp *controlplanev1.KThreesControlPlane, t string) string 
 	}
 	return ""
 }
+
+// TestRolloutSnapshotWakesItsControlPlane: a change of the snapshot a rollout
+// waits for maps to that control plane; other snapshots wake nobody.
+func TestRolloutSnapshotWakesItsControlPlane(t *testing.T) {
+	f := newSnapshotFixture(t)
+	r := f.reconciler()
+	s := &controlplanev1.KThreesEtcdSnapshot{}
+	s.Namespace = f.kcp.Namespace
+	s.Labels = map[string]string{clusterv1.ClusterNameLabel: f.cluster.Name, controlplanev1.EtcdSnapshotRolloutLabel: "abc"}
+	reqs := r.rolloutSnapshotToControlPlane(context.Background(), s)
+	if len(reqs) != 1 || reqs[0].Name != f.kcp.Name || reqs[0].Namespace != f.kcp.Namespace {
+		t.Fatalf("requests = %v, want the control plane", reqs)
+	}
+	delete(s.Labels, controlplanev1.EtcdSnapshotRolloutLabel)
+	if reqs := r.rolloutSnapshotToControlPlane(context.Background(), s); len(reqs) != 0 {
+		t.Fatalf("an on-demand snapshot woke %v", reqs)
+	}
+}

@@ -338,3 +338,18 @@ func TestSnapshotStaleCopySendsNoSecondRequest(t *testing.T) {
 		t.Fatalf("%d requests to k3s, want 1", n)
 	}
 }
+
+func TestSnapshotWhoseUploadFailsFailsWithTheLocalCopy(t *testing.T) {
+	f := newFixture(t, func(kcp *controlplanev1.KThreesControlPlane) {
+		kcp.Spec.KThreesConfigSpec.ServerConfig.Etcd = &bootstrapv1.Etcd{Snapshots: &bootstrapv1.EtcdSnapshots{S3: &bootstrapv1.EtcdSnapshotsS3{Bucket: "gone"}}}
+	})
+	f.k3s.mode = "s3fail"
+	got := run(t, f.reconciler(), f.snapshot(t, controlplanev1.KThreesEtcdSnapshotSpec{}), 5)
+	if _, reason, _ := readyReason(got); got.Status.Phase != controlplanev1.EtcdSnapshotFailed || reason != controlplanev1.EtcdSnapshotK3sFailedReason ||
+		!strings.Contains(got.Status.Error, "The specified bucket does not exist") {
+		t.Fatalf("phase %s reason %s error %q", got.Status.Phase, reason, got.Status.Error)
+	}
+	if res := got.Status.Snapshot; res == nil || res.NodeName != "server-0" || !strings.HasPrefix(res.Location, "file://") || len(res.ETCDSnapshotFiles) != 2 {
+		t.Fatalf("result %+v, want the local copy and both records", res)
+	}
+}

@@ -29,7 +29,7 @@ type fakeK3s struct {
 	t        *testing.T
 	password string
 	node     string
-	// mode: "" saves; "500" answers k3s's internal error; "hang" records the
+	// mode: "" saves; "s3fail" saves but fails the upload; "500" answers k3s's internal error; "hang" records the
 	// snapshot and never answers (the manager's request is lost); "silent" never
 	// answers and records nothing.
 	mode    string
@@ -104,8 +104,13 @@ func (f *fakeK3s) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	created := []string{name}
 	f.record(name, f.node, "file:///var/lib/rancher/k3s/server/db/snapshots/"+name, nil)
 	if s3, ok := req["s3"].(map[string]any); ok {
-		f.record(name, "s3", fmt.Sprintf("s3://%s/%s", s3["bucket"], name), s3)
-		created = append(created, name)
+		if mode == "s3fail" {
+			// k3s records the failed upload and answers with the local copy only.
+			f.failedRecord(name, s3, "The specified bucket does not exist")
+		} else {
+			f.record(name, "s3", fmt.Sprintf("s3://%s/%s", s3["bucket"], name), s3)
+			created = append(created, name)
+		}
 	}
 	if mode == "hang" {
 		<-f.release
@@ -145,4 +150,23 @@ func writeStatus(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(metav1.Status{Status: metav1.StatusFailure, Code: int32(code), Message: msg})
+}
+
+// failedRecord writes the record of a failed S3 upload as k3s does: readyToUse
+// false and the error's message.
+func (f *fakeK3s) failedRecord(name string, s3 map[string]any, msg string) {
+	ctx := context.Background()
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(workload.ETCDSnapshotFileKind)
+	u.SetName(name + "-s3")
+	u.Object["spec"] = map[string]any{"snapshotName": name, "nodeName": "s3", "s3": map[string]any{"bucket": s3["bucket"]}}
+	if err := env.Client.Create(ctx, u); err != nil {
+		f.t.Errorf("recording failed snapshot %s: %v", name, err)
+		return
+	}
+	now := time.Now().UTC().Format(time.RFC3339)
+	u.Object["status"] = map[string]any{"creationTime": now, "readyToUse": false, "error": map[string]any{"time": now, "message": msg}}
+	if err := env.Client.Status().Update(ctx, u); err != nil {
+		f.t.Errorf("recording the status of failed snapshot %s: %v", name, err)
+	}
 }
