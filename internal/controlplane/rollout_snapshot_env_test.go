@@ -150,3 +150,32 @@ func TestRolloutSnapshotWakesItsControlPlane(t *testing.T) {
 		t.Fatalf("an on-demand snapshot woke %v", reqs)
 	}
 }
+
+// blindLister lists no KThreesEtcdSnapshot: a cache that has not seen the one a
+// previous pass, or a previous manager, created.
+type blindLister struct{ client.Client }
+
+func (b blindLister) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if _, ok := list.(*controlplanev1.KThreesEtcdSnapshotList); ok {
+		return nil
+	}
+	return b.Client.List(ctx, list, opts...)
+}
+
+func TestRolloutSnapshotIsNotDuplicatedByAStaleCache(t *testing.T) {
+	f := newSnapshotFixture(t)
+	f.pass(t)
+	f.pass(t)
+	if n := len(rolloutSnapshots(t, f)); n != 1 {
+		t.Fatalf("%d snapshots, want 1", n)
+	}
+	r := f.reconciler()
+	r.Client = blindLister{env.Client}
+	gate, err := r.snapshotBeforeRollout(context.Background(), f.cluster, f.kcp)
+	if err != nil || gate.proceed {
+		t.Fatalf("gate %+v, %v; want a wait", gate, err)
+	}
+	if n := len(rolloutSnapshots(t, f)); n != 1 {
+		t.Fatalf("%d snapshots after a pass on a stale cache, want 1", n)
+	}
+}
