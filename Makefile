@@ -51,7 +51,7 @@ generate: ## Regenerate deepcopy, CRDs and RBAC.
 	$(CONTROLLER_GEN) crd paths=./api/controlplane/... output:crd:dir=config/controlplane/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./internal/bootstrap/... paths=./internal/webhooks/bootstrap/... paths=./internal/manager/... output:rbac:dir=config/bootstrap/rbac
 	$(CONTROLLER_GEN) webhook paths=./internal/webhooks/bootstrap/... output:webhook:dir=config/bootstrap/webhook
-	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./internal/controlplane/... paths=./internal/manager/... output:rbac:dir=config/controlplane/rbac
+	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./internal/controlplane/... paths=./internal/etcdsnapshot/... paths=./internal/manager/... output:rbac:dir=config/controlplane/rbac
 	$(CONTROLLER_GEN) webhook paths=./internal/webhooks/controlplane/... output:webhook:dir=config/controlplane/webhook
 	$(CONTROLLER_GEN) crd paths=./test/sim/api/... output:crd:dir=test/sim/config/crd/bases
 

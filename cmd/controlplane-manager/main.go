@@ -18,6 +18,7 @@ import (
 
 	"github.com/capk3s/capk3s/internal/controlplane"
 	"github.com/capk3s/capk3s/internal/crdmigration"
+	"github.com/capk3s/capk3s/internal/etcdsnapshot"
 	"github.com/capk3s/capk3s/internal/inplace"
 	"github.com/capk3s/capk3s/internal/manager"
 	"github.com/capk3s/capk3s/internal/scheme"
@@ -74,6 +75,11 @@ func setupReconcilers(opts manager.Options, extension inplace.Flags) manager.Set
 			RuntimeClient: runtimeClient, MinPassInterval: opts.MinPassInterval, RenewalImage: extension.UpgradeImage}
 		if err := r.SetupWithManager(ctx, mgr, controller.Options{}); err != nil {
 			return fmt.Errorf("setting up the KThreesControlPlane controller: %w", err)
+		}
+		snapshots := &etcdsnapshot.Reconciler{Client: mgr.GetClient(), WatchFilterValue: opts.WatchFilterValue,
+			Workload: etcdsnapshot.LiveWorkloadReader(clusterCache)}
+		if err := snapshots.SetupWithManager(ctx, mgr, controller.Options{}); err != nil {
+			return fmt.Errorf("setting up the KThreesEtcdSnapshot controller: %w", err)
 		}
 		if err := controlplanewebhooks.SetupWebhooks(mgr); err != nil {
 			return fmt.Errorf("setting up the KThreesControlPlane webhooks: %w", err)

@@ -10,6 +10,10 @@ import (
 	"github.com/capk3s/capk3s/internal/k3s"
 )
 
+// EtcdS3CAPath is where every server finds the S3 endpoint's CA, for those who
+// send k3s S3 settings of their own (an on-demand snapshot's request).
+const EtcdS3CAPath = etcdS3CAPath
+
 const (
 	// etcdS3CAPath is where the S3 endpoint's CA goes, beside k3s's own TLS files
 	// (k3s leaves a directory of ours there alone, as for the datastore's).

@@ -126,6 +126,8 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		Owns(&clusterv1.Machine{}).
 		// Agents' certificate reports: the control plane renews agents too (renewal.go).
 		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(r.agentToControlPlane), builder.WithPredicates(agentCertificatesChanged())).
+		// The snapshot a rollout waits for (rollout_snapshot.go).
+		Watches(&controlplanev1.KThreesEtcdSnapshot{}, handler.EnqueueRequestsFromMapFunc(r.rolloutSnapshotToControlPlane)).
 		Watches(&clusterv1.Cluster{},
 			handler.EnqueueRequestsFromMapFunc(clusterToControlPlane),
 			builder.WithPredicates(predicates.ClusterPausedTransitionsOrInfrastructureProvisioned(mgr.GetScheme(), log)),

@@ -31,6 +31,38 @@ type etcdSnapshots struct {
 	// read says the ETCDSnapshotFiles were listed (latest may still be nil: none).
 	read   bool
 	latest *workload.EtcdSnapshot
+	// latestS3 is the newest record of a copy in S3; count and ready count all records.
+	latestS3     *workload.EtcdSnapshot
+	count, ready int32
+}
+
+// summarize reads all of k3s's records into what the status reports.
+func summarize(all []workload.EtcdSnapshot) etcdSnapshots {
+	out := etcdSnapshots{read: true}
+	for i := range all {
+		s := &all[i]
+		out.count++
+		if s.ReadyToUse {
+			out.ready++
+		}
+		if out.latest == nil || workload.Newer(s, out.latest) {
+			out.latest = s
+		}
+		if s.S3 && (out.latestS3 == nil || workload.Newer(s, out.latestS3)) {
+			out.latestS3 = s
+		}
+	}
+	return out
+}
+
+func lastSnapshotStatus(l *workload.EtcdSnapshot) *controlplanev1.LastEtcdSnapshotStatus {
+	if l == nil {
+		return nil
+	}
+	return &controlplanev1.LastEtcdSnapshotStatus{
+		Name: l.Name, NodeName: l.NodeName, Location: l.Location, S3: l.S3,
+		CreationTime: l.CreationTime, Size: l.Size, ReadyToUse: l.ReadyToUse,
+	}
 }
 
 // observeEtcdSnapshots reads the newest snapshot k3s records on the workload
@@ -53,14 +85,14 @@ func (r *Reconciler) observeEtcdSnapshots(ctx context.Context, key client.Object
 	if err != nil {
 		return
 	}
-	latest, err := workload.LatestEtcdSnapshot(ctx, reader)
+	all, err := workload.EtcdSnapshots(ctx, reader)
 	if err != nil {
 		if !errors.Is(err, clustercache.ErrClusterNotConnected) {
 			ctrl.LoggerFrom(ctx).Error(err, "Reading the workload cluster's etcd snapshots")
 		}
 		return
 	}
-	seen.snapshots = etcdSnapshots{read: true, latest: latest}
+	seen.snapshots = summarize(all)
 }
 
 // watchEtcdSnapshots wakes the control plane on every change of an ETCDSnapshotFile
@@ -90,8 +122,12 @@ func (r *Reconciler) watchEtcdSnapshots(ctx context.Context, key client.ObjectKe
 func setEtcdSnapshots(kcp *controlplanev1.KThreesControlPlane, seen observed) {
 	if !etcdSnapshotsConfigured(kcp) {
 		kcp.Status.LastEtcdSnapshot = nil
+		kcp.Status.EtcdSnapshots = nil
 		conditions.Delete(kcp, controlplanev1.EtcdSnapshotsAvailableCondition)
 		return
+	}
+	if s := seen.snapshots; s.read {
+		kcp.Status.EtcdSnapshots = &controlplanev1.EtcdSnapshotsSummary{Count: s.count, ReadyCount: s.ready, LastS3: lastSnapshotStatus(s.latestS3)}
 	}
 	c := metav1.Condition{Type: controlplanev1.EtcdSnapshotsAvailableCondition}
 	s := seen.snapshots
@@ -106,10 +142,7 @@ func setEtcdSnapshots(kcp *controlplanev1.KThreesControlPlane, seen observed) {
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, controlplanev1.EtcdNoSnapshotYetReason, "k3s reports no etcd snapshot yet"
 	default:
 		l := s.latest
-		kcp.Status.LastEtcdSnapshot = &controlplanev1.LastEtcdSnapshotStatus{
-			Name: l.Name, NodeName: l.NodeName, Location: l.Location, S3: l.S3,
-			CreationTime: l.CreationTime, Size: l.Size, ReadyToUse: l.ReadyToUse,
-		}
+		kcp.Status.LastEtcdSnapshot = lastSnapshotStatus(l)
 		switch {
 		case l.ReadyToUse:
 			c.Status, c.Reason = metav1.ConditionTrue, controlplanev1.EtcdSnapshotAvailableReason

@@ -140,3 +140,36 @@ func TestEtcdSnapshotsCondition(t *testing.T) {
 		})
 	}
 }
+
+// TestEtcdSnapshotsSummary counts every record k3s keeps and names the newest S3
+// copy, beside the newest snapshot that status.lastEtcdSnapshot keeps reporting.
+func TestEtcdSnapshotsSummary(t *testing.T) {
+	base := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	at := func(h int) *metav1.Time { t := metav1.NewTime(base.Add(time.Duration(h) * time.Hour)); return &t }
+	all := []workload.EtcdSnapshot{
+		{Name: "etcd-snapshot-cp-0-1", NodeName: "cp-0", CreationTime: at(0), ReadyToUse: true},
+		{Name: "etcd-snapshot-cp-0-1", NodeName: "s3", S3: true, Location: "s3://b/etcd-snapshot-cp-0-1", CreationTime: at(0), ReadyToUse: true},
+		{Name: "on-demand-1a2b3c4d-cp-1-2", NodeName: "cp-1", CreationTime: at(2), ReadyToUse: true},
+		{Name: "etcd-snapshot-cp-0-3", NodeName: "s3", S3: true, CreationTime: at(1), Error: "Access Denied"},
+	}
+	machines := collections.FromMachines(&clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Name: "cp-0"}})
+	kcp := withSnapshots(&controlplanev1.KThreesControlPlane{})
+	setEtcdSnapshots(kcp, observed{machines: machines, snapshots: summarize(all)})
+	sum := kcp.Status.EtcdSnapshots
+	if sum == nil || sum.Count != 4 || sum.ReadyCount != 3 || sum.LastS3 == nil || sum.LastS3.Name != "etcd-snapshot-cp-0-3" || sum.LastS3.ReadyToUse {
+		t.Fatalf("summary = %+v", sum)
+	}
+	if l := kcp.Status.LastEtcdSnapshot; l == nil || l.Name != "on-demand-1a2b3c4d-cp-1-2" {
+		t.Fatalf("lastEtcdSnapshot = %+v, want the on-demand one", l)
+	}
+	// An unreadable pass keeps the summary; snapshots turned off remove it.
+	setEtcdSnapshots(kcp, observed{machines: machines})
+	if kcp.Status.EtcdSnapshots == nil || kcp.Status.EtcdSnapshots.Count != 4 {
+		t.Fatalf("summary after an unreadable pass = %+v", kcp.Status.EtcdSnapshots)
+	}
+	kcp.Spec.KThreesConfigSpec.ServerConfig.Etcd = nil
+	setEtcdSnapshots(kcp, observed{machines: machines, snapshots: summarize(all)})
+	if kcp.Status.EtcdSnapshots != nil {
+		t.Fatalf("summary without snapshots configured = %+v", kcp.Status.EtcdSnapshots)
+	}
+}

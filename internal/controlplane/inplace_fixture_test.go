@@ -119,7 +119,10 @@ func newInPlaceFixtureWith(t *testing.T, replicas int32, maxSurge int, rc *testR
 	cluster, kcp := newClusterWithControlPlane(t, ns, true)
 	setup(ns, kcp)
 	kcp.Spec.Replicas = ptr.To(replicas)
-	kcp.Spec.RolloutStrategy = &controlplanev1.RolloutStrategy{RollingUpdate: &controlplanev1.RollingUpdate{MaxSurge: ptr.To(intstr.FromInt(maxSurge))}}
+	// The snapshot before a rollout has tests of its own (rollout_snapshot_env_test.go,
+	// which turn it back on); these are about what comes after it.
+	kcp.Spec.RolloutStrategy = &controlplanev1.RolloutStrategy{RollingUpdate: &controlplanev1.RollingUpdate{MaxSurge: ptr.To(intstr.FromInt(maxSurge))},
+		EtcdSnapshot: controlplanev1.EtcdSnapshotBeforeRolloutDisabled}
 	kcp.Status.Initialization.ControlPlaneInitialized = ptr.To(true)
 	f := &inPlaceFixture{cluster: cluster, kcp: kcp, rc: rc}
 	r := f.reconciler()

@@ -24,6 +24,15 @@ func (r *Reconciler) reconcileReplicas(ctx context.Context, cluster *clusterv1.C
 	seen.criticalChange = criticalChange(kcp, *seen)
 	var step scaleStep
 	step, seen.blocked = nextStep(kcp, *seen, outdated, tokenAvailable)
+	if step != stepNone && desiredReplicas(kcp) == int32(seen.machines.Len()) && outdated.Len() > 0 {
+		// A rollout's server step (a replacement or an in-place update) waits for
+		// an etcd snapshot of the cluster as it is (rollout_snapshot.go).
+		gate, err := r.snapshotBeforeRollout(ctx, cluster, kcp)
+		if err != nil || !gate.proceed {
+			seen.blocked, seen.rolloutSnapshot = gate.message, gate.reason
+			return ctrl.Result{RequeueAfter: gate.requeueAfter}, err
+		}
+	}
 	switch step {
 	case stepScaleUp:
 		return ctrl.Result{}, r.scaleUp(ctx, cluster, kcp, seen.machines, outdated)

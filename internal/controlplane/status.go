@@ -26,6 +26,9 @@ type observed struct {
 	nodes workload.Nodes
 	// blocked says why a needed scale operation waits ("" when it does not).
 	blocked string
+	// rolloutSnapshot is RollingOut's reason while the snapshot before the
+	// rollout holds it (rollout_snapshot.go); "" otherwise.
+	rolloutSnapshot string
 	// snapshots are k3s's etcd snapshot records, read only when configured.
 	snapshots etcdSnapshots
 	// updatingInPlace are the servers being updated in place (inplace.go).
@@ -126,6 +129,9 @@ func setStatus(cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPla
 	if len(o.inPlaceNotStarted) > 0 {
 		reason = controlplanev1.InPlaceUpdateNotStartedReason
 		rolling = notStartedMessage(o.inPlaceNotStarted) + "; " + rolling
+	}
+	if o.rolloutSnapshot != "" && len(o.updatingInPlace) == 0 {
+		reason = o.rolloutSnapshot
 	}
 	if o.criticalChange != "" && o.criticalChange == o.blocked {
 		reason = controlplanev1.CriticalSettingChangedReason

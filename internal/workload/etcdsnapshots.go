@@ -23,6 +23,8 @@ var ETCDSnapshotFileKind = schema.GroupVersionKind{Group: "k3s.cattle.io", Versi
 
 // EtcdSnapshot is what the control plane reports of one ETCDSnapshotFile.
 type EtcdSnapshot struct {
+	// Object is the ETCDSnapshotFile's own name.
+	Object string
 	// Name is spec.snapshotName, the name k3s lists and restores by.
 	Name     string
 	NodeName string
@@ -59,6 +61,22 @@ type etcdSnapshotFile struct {
 // when there is none. A workload cluster without k3s's ETCDSnapshotFile kind (k3s
 // installs it with its first etcd server) has no snapshot yet, not an error.
 func LatestEtcdSnapshot(ctx context.Context, reader client.Reader) (*EtcdSnapshot, error) {
+	all, err := EtcdSnapshots(ctx, reader)
+	if err != nil {
+		return nil, err
+	}
+	var newest *EtcdSnapshot
+	for i := range all {
+		if newest == nil || Newer(&all[i], newest) {
+			newest = &all[i]
+		}
+	}
+	return newest, nil
+}
+
+// EtcdSnapshots are all the snapshots k3s records on the workload cluster, in no
+// particular order; none (and no error) while k3s has not installed the kind.
+func EtcdSnapshots(ctx context.Context, reader client.Reader) ([]EtcdSnapshot, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(ETCDSnapshotFileKind.GroupVersion().WithKind(ETCDSnapshotFileKind.Kind + "List"))
 	if err := reader.List(ctx, list); err != nil {
@@ -70,7 +88,7 @@ func LatestEtcdSnapshot(ctx context.Context, reader client.Reader) (*EtcdSnapsho
 		}
 		return nil, fmt.Errorf("listing the workload cluster's ETCDSnapshotFiles: %w", err)
 	}
-	var newest *EtcdSnapshot
+	out := make([]EtcdSnapshot, 0, len(list.Items))
 	for i := range list.Items {
 		item := &list.Items[i]
 		var f etcdSnapshotFile
@@ -78,8 +96,9 @@ func LatestEtcdSnapshot(ctx context.Context, reader client.Reader) (*EtcdSnapsho
 			// One malformed object must not hide the others.
 			continue
 		}
-		s := &EtcdSnapshot{
-			Name: f.Spec.SnapshotName, NodeName: f.Spec.NodeName, Location: f.Spec.Location,
+		s := EtcdSnapshot{
+			Object: item.GetName(),
+			Name:   f.Spec.SnapshotName, NodeName: f.Spec.NodeName, Location: f.Spec.Location,
 			S3: f.Spec.S3 != nil, CreationTime: f.Status.CreationTime, Size: f.Status.Size,
 			ReadyToUse: f.Status.ReadyToUse != nil && *f.Status.ReadyToUse,
 		}
@@ -93,17 +112,15 @@ func LatestEtcdSnapshot(ctx context.Context, reader client.Reader) (*EtcdSnapsho
 		if e := f.Status.Error; e != nil && e.Message != nil {
 			s.Error = *e.Message
 		}
-		if newest == nil || newer(s, newest) {
-			newest = s
-		}
+		out = append(out, s)
 	}
-	return newest, nil
+	return out, nil
 }
 
-// newer orders by creation time, then by name so that the choice is stable (k3s
+// Newer orders by creation time, then by name so that the choice is stable (k3s
 // records a snapshot twice, locally and in S3, at the same time; the S3 copy wins,
 // being the one that outlives the server).
-func newer(a, b *EtcdSnapshot) bool {
+func Newer(a, b *EtcdSnapshot) bool {
 	if !a.CreationTime.Equal(b.CreationTime) {
 		return b.CreationTime.Before(a.CreationTime)
 	}

@@ -19,7 +19,12 @@ import (
 // two servers healthy, and the join token stays what it was.
 func TestRollingUpgradeReplacesEveryServer(t *testing.T) {
 	s := newScenario(t)
-	s.createControlPlane(3)
+	// This workload is a bare kube-apiserver: no k3s supervisor takes the etcd
+	// snapshot a rollout waits for by default. That wait is tested in
+	// internal/controlplane, and end to end against the simulator's k3s.
+	s.createControlPlane(3, func(kcp *controlplanev1.KThreesControlPlane) {
+		kcp.Spec.RolloutStrategy = &controlplanev1.RolloutStrategy{EtcdSnapshot: controlplanev1.EtcdSnapshotBeforeRolloutDisabled}
+	})
 	s.waitForReplicas(3)
 	ctx := context.Background()
 	tokBefore, found, err := token.Lookup(ctx, env.Client, s.cluster)

@@ -41,3 +41,22 @@ type LastEtcdSnapshotStatus struct {
 	// +optional
 	ReadyToUse bool `json:"readyToUse,omitempty"`
 }
+
+// EtcdSnapshotsSummary counts k3s's ETCDSnapshotFile records of a cluster and names
+// the newest copy in S3, the one a restore by re-provisioning can use (a copy on a
+// server's disk goes with that machine). Added by capk3s.
+type EtcdSnapshotsSummary struct {
+	// count is how many snapshot records k3s keeps (on the servers' disks and in S3).
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Count int32 `json:"count,omitempty"`
+
+	// readyCount is how many of them k3s says can be restored.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	ReadyCount int32 `json:"readyCount,omitempty"`
+
+	// lastS3 is the newest snapshot stored in S3, ready to use or not.
+	// +optional
+	LastS3 *LastEtcdSnapshotStatus `json:"lastS3,omitempty"`
+}

@@ -258,7 +258,25 @@ type RolloutStrategy struct {
 	// rollingUpdate tunes the RollingUpdate strategy.
 	// +optional
 	RollingUpdate *RollingUpdate `json:"rollingUpdate,omitempty"`
+
+	// etcdSnapshot: Enabled (the default) takes an etcd snapshot (a
+	// KThreesEtcdSnapshot) before the first server of a rollout or an in-place
+	// update is touched, and holds the rollout until it succeeds; Disabled rolls out
+	// without one. Only for embedded etcd. Added by capk3s.
+	// +optional
+	EtcdSnapshot EtcdSnapshotBeforeRollout `json:"etcdSnapshot,omitempty"`
 }
+
+// EtcdSnapshotBeforeRollout turns the snapshot before a rollout on or off.
+// +kubebuilder:validation:Enum=Enabled;Disabled
+type EtcdSnapshotBeforeRollout string
+
+const (
+	// EtcdSnapshotBeforeRolloutEnabled takes a snapshot before each rollout (the default).
+	EtcdSnapshotBeforeRolloutEnabled EtcdSnapshotBeforeRollout = "Enabled"
+	// EtcdSnapshotBeforeRolloutDisabled rolls out without a snapshot.
+	EtcdSnapshotBeforeRolloutDisabled EtcdSnapshotBeforeRollout = "Disabled"
+)
 
 // RollingUpdate tunes a rolling replacement of servers.
 type RollingUpdate struct {
@@ -354,6 +372,12 @@ type KThreesControlPlaneStatus struct {
 	// kthreesConfigSpec.serverConfig.etcd.snapshots is set. Added by capk3s.
 	// +optional
 	LastEtcdSnapshot *LastEtcdSnapshotStatus `json:"lastEtcdSnapshot,omitempty"`
+
+	// etcdSnapshots summarizes all the etcd snapshots k3s records (scheduled, on
+	// demand, before rollouts), while kthreesConfigSpec.serverConfig.etcd.snapshots
+	// is set. Added by capk3s.
+	// +optional
+	EtcdSnapshots *EtcdSnapshotsSummary `json:"etcdSnapshots,omitempty"`
 
 	// registration is the ready server that joining machines are sent to, while
 	// spec.registrationMethod is InternalAddress or ExternalAddress and one such

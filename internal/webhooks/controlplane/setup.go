@@ -9,7 +9,7 @@ import (
 )
 
 // SetupWebhooks registers the defaulting and validating webhooks of
-// KThreesControlPlane and KThreesControlPlaneTemplate, and the validating webhook of
+// KThreesControlPlane, KThreesControlPlaneTemplate and KThreesEtcdSnapshot, and the validating webhook of
 // the KThreesControlPlane scale subresource, with the manager's webhook server at the
 // paths the +kubebuilder:webhook markers of this package declare, and the converter of
 // KThreesControlPlane between the deprecated v1beta1 and v1beta2 at /convert, where
@@ -42,6 +42,12 @@ func SetupWebhooks(mgr ctrl.Manager) error {
 	if err := ctrl.NewWebhookManagedBy(mgr, &controlplanev1.KThreesControlPlaneTemplate{}).
 		WithDefaulter(&KThreesControlPlaneTemplate{}).
 		WithValidator(&KThreesControlPlaneTemplate{}).
+		Complete(); err != nil {
+		return err
+	}
+	if err := ctrl.NewWebhookManagedBy(mgr, &controlplanev1.KThreesEtcdSnapshot{}).
+		WithDefaulter(&KThreesEtcdSnapshot{}).
+		WithValidator(&KThreesEtcdSnapshot{}).
 		Complete(); err != nil {
 		return err
 	}
