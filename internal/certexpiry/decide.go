@@ -149,3 +149,27 @@ func rank(reason string) int {
 	}
 	return 0
 }
+
+// AnnotationValue is what a Machine's certificates-expiry annotation
+// (clusterv1.MachineCertificatesExpiryDateAnnotation) should hold after its node's
+// decision: value (RFC3339, UTC), or nothing (value ""), unless keep says to leave
+// whatever it holds. running says the node's k3s runs (its Node is Ready).
+//
+// A node in the window gets its soonest date. A Clear node gets none: k3s said its
+// certificates expire later than the window, and no date is invented. A running node
+// without a single certificate-monitor Event gets none either: k3s repeats a
+// warning every 30 minutes, which keeps it alive past the 1-hour event TTL, so a
+// running k3s that warns is never without one (this assumes the workload API server's
+// --event-ttl is not below 30 minutes; k3s's default is 1 hour). Otherwise (a node
+// not running, a warning not readable) the last date stays: nothing new is known.
+func AnnotationValue(n Node, running bool) (value string, keep bool) {
+	switch {
+	case n.State == InWindow:
+		return n.Expiry.UTC().Format(time.RFC3339), false
+	case n.State == Clear:
+		return "", false
+	case n.CheckedAt.IsZero() && running:
+		return "", false
+	}
+	return "", true
+}

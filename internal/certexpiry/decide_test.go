@@ -152,3 +152,26 @@ func TestSummarize(t *testing.T) {
 		t.Errorf("no nodes: got %+v", got)
 	}
 }
+
+func TestAnnotationValue(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		node    Node
+		running bool
+		value   string
+		keep    bool
+	}{
+		{"in the window: the soonest date, in UTC", Node{State: InWindow, Expiry: date("2027-02-28T12:00:00+02:00"), CheckedAt: t0}, true, "2027-02-28T10:00:00Z", false},
+		{"clear: no invented date", Node{State: Clear, CheckedAt: t0}, true, "", false},
+		{"a running node that never warned: none", Node{State: Unknown}, true, "", false},
+		{"a node that does not run: the last date stays", Node{State: Unknown}, false, "", true},
+		{"an unreadable warning: the last date stays", Node{State: Unknown, CheckedAt: t0}, true, "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			value, keep := AnnotationValue(tc.node, tc.running)
+			if value != tc.value || keep != tc.keep {
+				t.Errorf("got (%q, %v), want (%q, %v)", value, keep, tc.value, tc.keep)
+			}
+		})
+	}
+}

@@ -45,6 +45,10 @@ type observed struct {
 	machineCacheBehind bool
 	// mismatches are servers and Nodes that disagree (status_nodes.go).
 	mismatches workload.Mismatches
+	// certs are the nodes' certificate reports (certexpiry.go).
+	certs certExpiry
+	// authorities are the cluster CAs' expiry dates, read with the CAs (nil: not read).
+	authorities []controlplanev1.CertificateAuthorityStatus
 }
 
 // unreachable says the pass has servers but could not read their Nodes: the
