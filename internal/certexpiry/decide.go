@@ -24,12 +24,12 @@ type Event struct {
 type State string
 
 const (
-	// Unknown: no check of the node is known, or its report could not be read.
+	// Unknown means no check of the node is known, or its report could not be read.
 	Unknown State = "Unknown"
-	// InWindow: a leaf certificate expires within RenewDays of the check, or has
+	// InWindow means a leaf certificate expires within RenewDays of the check, or has
 	// expired; Node.Expiry is the soonest.
 	InWindow State = "InWindow"
-	// Clear: the latest check found no leaf certificate within RenewDays. k3s says no
+	// Clear means the latest check found no leaf certificate within RenewDays. k3s says no
 	// more: the soonest expiry is only known to be later than Node.LaterThan.
 	Clear State = "Clear"
 )

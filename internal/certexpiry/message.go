@@ -30,11 +30,11 @@ const CAWarnDays = 365
 type Status string
 
 const (
-	// Expiring: "will expire within N days at <date>".
+	// Expiring is k3s's "will expire within N days at <date>".
 	Expiring Status = "Expiring"
-	// Expired: "expired at <date>".
+	// Expired is k3s's "expired at <date>".
 	Expired Status = "Expired"
-	// NotYetValid: "is not valid before <date>"; the date is NotBefore, not an expiry,
+	// NotYetValid is k3s's "is not valid before <date>"; the date is NotBefore, not an expiry,
 	// and usually means the node's clock is behind the clock that issued it.
 	NotYetValid Status = "NotYetValid"
 )
