@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/jsonpath"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/collections"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/cluster-api/util/test/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -214,5 +215,51 @@ func TestCertificateExpiryIsReadFromK3sEvents(t *testing.T) {
 	}
 	if st := got.Status.Certificates; st == nil || st.NodeName != ns+"-s1" || !st.SoonestExpiry.Time.Equal(time.Date(2027, 3, 1, 10, 0, 0, 0, time.UTC)) {
 		t.Errorf("after the restarts, status.certificates = %+v, want s1's date", st)
+	}
+}
+
+// What a pass that could not read the Events writes, and the expired case.
+func TestSetCertificatesStatus(t *testing.T) {
+	servers := collections.FromMachines(&clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Name: "s1"}})
+	soonest := metav1.NewTime(time.Date(2027, 1, 15, 0, 0, 0, 0, time.UTC))
+	known := func() *controlplanev1.KThreesControlPlane {
+		kcp := &controlplanev1.KThreesControlPlane{}
+		kcp.Status.Certificates = &controlplanev1.CertificatesStatus{SoonestExpiry: &soonest, NodeName: "n1", MachineName: "s1"}
+		return kcp
+	}
+
+	// Unreachable: Unknown, and the last soonest expiry stays.
+	kcp := known()
+	setCertificatesStatus(kcp, observed{machines: servers})
+	if c := conditions.Get(kcp, controlplanev1.CertificatesExpiringCondition); c == nil || c.Status != metav1.ConditionUnknown ||
+		c.Reason != controlplanev1.WorkloadClusterUnreachableReason {
+		t.Errorf("unreachable: CertificatesExpiring = %+v, want Unknown", c)
+	}
+	if st := kcp.Status.Certificates; st == nil || st.SoonestExpiry == nil || st.NodeName != "n1" {
+		t.Errorf("unreachable: status.certificates = %+v, want the last one kept", st)
+	}
+
+	// Expired by the management clock.
+	kcp = known()
+	past := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	setCertificatesStatus(kcp, observed{machines: servers, certs: certExpiry{read: true, machineOf: map[string]string{"n1": "s1"},
+		summary: certexpiry.Summary{Soonest: "n1", Expiry: past, Certificate: "kubelet/client-kubelet.crt", Expired: []string{"n1"}}}})
+	c := conditions.Get(kcp, controlplanev1.CertificatesExpiringCondition)
+	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != controlplanev1.CertificatesExpiredReason ||
+		c.Message != "Certificate kubelet/client-kubelet.crt of node n1 (Machine s1) expired at 2026-01-01T00:00:00Z; "+
+			"restart k3s on a node within 120 days of expiry to renew its certificates; expired on nodes n1" {
+		t.Errorf("expired: CertificatesExpiring = %+v", c)
+	}
+
+	// Nothing in the window any more: the soonest expiry goes, and with no CA read,
+	// status.certificates with it.
+	kcp = known()
+	setCertificatesStatus(kcp, observed{machines: servers, certs: certExpiry{read: true}})
+	if kcp.Status.Certificates != nil {
+		t.Errorf("cleared: status.certificates = %+v, want none", kcp.Status.Certificates)
+	}
+	if c := conditions.Get(kcp, controlplanev1.CertificatesExpiringCondition); c == nil || c.Status != metav1.ConditionFalse ||
+		c.Reason != controlplanev1.CertificatesNotExpiringReason {
+		t.Errorf("cleared: CertificatesExpiring = %+v, want False", c)
 	}
 }
