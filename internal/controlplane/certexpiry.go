@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/controllers/clustercache"
@@ -52,7 +53,7 @@ func (r *Reconciler) observeCertificateExpiry(ctx context.Context, cluster *clus
 	}
 	log := ctrl.LoggerFrom(ctx)
 	key := client.ObjectKeyFromObject(cluster)
-	if err := r.watchCertMonitorEvents(ctx, key, kcp); err != nil && !errors.Is(err, clustercache.ErrClusterNotConnected) {
+	if err := r.watchCertMonitorEvents(ctx, key, kcp); err != nil && !errors.Is(err, clustercache.ErrClusterNotConnected) && !meta.IsNoMatchError(err) {
 		log.Error(err, "Watching the workload cluster's certificate-monitor Events")
 	}
 	reader, err := r.ClusterCache.GetReader(ctx, key)
