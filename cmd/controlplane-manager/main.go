@@ -23,6 +23,7 @@ import (
 	"github.com/capk3s/capk3s/internal/manager"
 	"github.com/capk3s/capk3s/internal/scheme"
 	controlplanewebhooks "github.com/capk3s/capk3s/internal/webhooks/controlplane"
+	"github.com/capk3s/capk3s/internal/workload"
 )
 
 func main() {
@@ -57,11 +58,12 @@ func main() {
 // manager-wide --concurrency, which controller.Options inherits when left at zero.
 func setupReconcilers(opts manager.Options, extension inplace.Flags) manager.SetupFunc {
 	return func(ctx context.Context, mgr ctrl.Manager) error {
-		// One cached connection per workload cluster, shared by every reader here.
+		// One cached connection per workload cluster, shared by every reader here; of
+		// the Events it caches k3s's certificate-monitor Events only.
 		clusterCache, err := clustercache.SetupWithManager(ctx, mgr, clustercache.Options{
 			SecretClient:     mgr.GetAPIReader(),
 			WatchFilterValue: opts.WatchFilterValue,
-			Cache:            setup.ClusterCacheCacheOptions(),
+			Cache:            workload.WithCertMonitorEvents(setup.ClusterCacheCacheOptions()),
 			Client:           setup.ClusterCacheClientOptions("capk3s-controlplane-manager", opts.KubeAPIQPS, opts.KubeAPIBurst),
 		}, controller.Options{})
 		if err != nil {

@@ -103,6 +103,9 @@ func (r *Reconciler) reconcileCertificates(ctx context.Context, cluster *cluster
 					name, evidence, k3s.ServerTLSDir))
 				continue
 			}
+			// Only a new CA gets the lifetime asked for; an existing one is never
+			// made again for it (the webhook keeps the field as it was created).
+			cert.ValidityPeriodDays = kcp.Spec.CACertificateValidityPeriodDays
 			if err := cert.Generate(); err != nil {
 				return nil, certificatesFailed(kcp, fmt.Errorf("generating CA for Secret %s: %w", name, err))
 			}

@@ -250,6 +250,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		if !seen.machineCacheBehind {
 			setDatastoreHealth(kcp, seen)
 			setEtcdSnapshots(kcp, seen)
+			setCertificatesStatus(kcp, seen)
 		}
 		kcp.Status.ObservedGeneration = kcp.Generation
 		replaced, err := pass.Write(ctx, r.Client, kcp)
@@ -298,6 +299,7 @@ var ownedConditions = []string{
 	controlplanev1.EtcdClusterHealthyCondition,
 	controlplanev1.DatastoreAvailableCondition,
 	controlplanev1.EtcdSnapshotsAvailableCondition,
+	controlplanev1.CertificatesExpiringCondition,
 }
 
 // startedCheck is one pass's answer to "may a server already hold the cluster's
@@ -321,6 +323,7 @@ func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	seen.authorities = caAuthorities(cas)
 	tokenAvailable, err := r.reconcileToken(ctx, cluster, kcp, secrets, serversMayHoldSecrets)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -353,6 +356,7 @@ func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, 
 		return ctrl.Result{}, renewalErr
 	}
 	r.observeEtcdSnapshots(ctx, client.ObjectKeyFromObject(cluster), kcp, seen)
+	r.observeCertificateExpiry(ctx, cluster, kcp, seen)
 	if err := r.reconcileEtcdMembership(ctx, cluster, kcp, seen); err != nil {
 		return ctrl.Result{}, err
 	}

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/capk3s/capk3s/internal/webhooks/webhooktest"
+	"github.com/capk3s/capk3s/internal/workload"
 	"github.com/capk3s/capk3s/test/envtest"
 )
 
@@ -41,6 +42,7 @@ func startManagerWith(t *testing.T, opts envtest.ManagerOptions) {
 	env.StartManager(t, opts, func(ctx context.Context, mgr ctrl.Manager) error {
 		clusterCache, err := clustercache.SetupWithManager(ctx, mgr, clustercache.Options{
 			SecretClient: mgr.GetAPIReader(),
+			Cache:        workload.WithCertMonitorEvents(clustercache.CacheOptions{}),
 			Client: clustercache.ClientOptions{
 				UserAgent: "capk3s-controlplane-test",
 				Cache:     clustercache.ClientCacheOptions{DisableFor: []client.Object{&corev1.ConfigMap{}, &corev1.Secret{}}},

@@ -118,15 +118,6 @@ func (r *Reconciler) observeRenewal(ctx context.Context, cluster *clusterv1.Clus
 	return nil
 }
 
-// workerMachines are the cluster's Machines that are not servers.
-func (r *Reconciler) workerMachines(ctx context.Context, cluster *clusterv1.Cluster) (collections.Machines, error) {
-	list := &clusterv1.MachineList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(cluster.Namespace), client.MatchingLabels{clusterv1.ClusterNameLabel: cluster.Name}); err != nil {
-		return nil, fmt.Errorf("listing the cluster's Machines: %w", err)
-	}
-	return collections.FromMachineList(list).Filter(collections.Not(collections.ControlPlaneMachines(cluster.Name))), nil
-}
-
 // renewing names those of machines whose k3s is being restarted, with the expiry.
 func (v renewalView) renewing(machines collections.Machines) []string {
 	var out []string

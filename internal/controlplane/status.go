@@ -50,6 +50,10 @@ type observed struct {
 	mismatches workload.Mismatches
 	// renewal is what the pass knows of certificate renewal (renewal.go).
 	renewal renewalView
+	// certs are the nodes' certificate reports (certexpiry.go).
+	certs certExpiry
+	// authorities are the cluster CAs' expiry dates, read with the CAs (nil: not read).
+	authorities []controlplanev1.CertificateAuthorityStatus
 }
 
 // unreachable says the pass has servers but could not read their Nodes: the

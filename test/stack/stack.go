@@ -29,6 +29,7 @@ import (
 	"github.com/capk3s/capk3s/internal/inplace"
 	bootstrapwebhooks "github.com/capk3s/capk3s/internal/webhooks/bootstrap"
 	controlplanewebhooks "github.com/capk3s/capk3s/internal/webhooks/controlplane"
+	"github.com/capk3s/capk3s/internal/workload"
 	"github.com/capk3s/capk3s/test/sim"
 )
 
@@ -92,7 +93,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	// CAPI's own options: its Machine controller drains with live Pod lists.
 	cc, err := clustercache.SetupWithManager(ctx, mgr, clustercache.Options{
 		SecretClient: mgr.GetAPIReader(),
-		Cache:        setup.ClusterCacheCacheOptions(),
+		Cache:        workload.WithCertMonitorEvents(setup.ClusterCacheCacheOptions()),
 		Client:       setup.ClusterCacheClientOptions("capk3s-stack", 100, 200),
 	}, copts)
 	if err != nil {

@@ -72,6 +72,16 @@ type KThreesControlPlaneSpec struct {
 	// chosen again when it goes away. See RegistrationMethod.
 	// +optional
 	RegistrationMethod RegistrationMethod `json:"registrationMethod,omitempty"`
+
+	// caCertificateValidityPeriodDays is the lifetime, in days, of the cluster CAs
+	// capk3s generates for a new cluster (3650 when not set, as before). It cannot be
+	// changed: the CAs are made once, before the first server, and never again. CAs
+	// that exist (a running cluster, a user's own) are never touched. Added by capk3s,
+	// as KCP's kubeadmConfigSpec.clusterConfiguration.caCertificateValidityPeriodDays.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=36500
+	CACertificateValidityPeriodDays int32 `json:"caCertificateValidityPeriodDays,omitempty"`
 }
 
 // KThreesControlPlaneMachineTemplate shapes the control plane's Machines. The spec
@@ -384,6 +394,11 @@ type KThreesControlPlaneStatus struct {
 	// server has an address of that type. Added by capk3s.
 	// +optional
 	Registration *RegistrationStatus `json:"registration,omitempty"`
+
+	// certificates reports the soonest k3s certificate expiry the nodes report and the
+	// cluster CAs' expiry. Added by capk3s.
+	// +optional
+	Certificates *CertificatesStatus `json:"certificates,omitempty"`
 }
 
 // KThreesControlPlaneInitializationStatus is the contract's initialization block.
@@ -426,6 +441,8 @@ type LastRemediationStatus struct {
 // +kubebuilder:printcolumn:name="Up-to-date",type="integer",JSONPath=".status.upToDateReplicas",description="Servers that need no rollout"
 // +kubebuilder:printcolumn:name="Rollout",type="string",JSONPath=`.status.conditions[?(@.type=="RollingOut")].reason`,description="RollingOut's reason: RollingOut, InPlaceUpdating (a server is updated in place), CertificatesRenewing (k3s restarted on a node to renew its certificates) or NotRollingOut"
 // +kubebuilder:printcolumn:name="Rollout-Message",type="string",JSONPath=`.status.conditions[?(@.type=="RollingOut")].message`,description="Which servers roll out, and which one updates in place",priority=10
+// +kubebuilder:printcolumn:name="Certificates-Expiry",type="string",JSONPath=".status.certificates.soonestExpiry",description="Soonest k3s certificate expiry a node reports within k3s's 120-day renewal window (empty: none)"
+// +kubebuilder:printcolumn:name="Certificates-Node",type="string",JSONPath=".status.certificates.nodeName",description="The node that reports the soonest certificate expiry",priority=10
 // +kubebuilder:printcolumn:name="Version",type="string",JSONPath=".spec.version",description="Desired k3s version"
 // +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp"
 

@@ -194,6 +194,14 @@ type KThreesControlPlaneTemplateResourceSpec struct {
 	// (ControlPlaneEndpoint, the default; InternalAddress; ExternalAddress).
 	// +optional
 	RegistrationMethod RegistrationMethod `json:"registrationMethod,omitempty"`
+
+	// caCertificateValidityPeriodDays is the lifetime, in days, of the cluster CAs
+	// capk3s generates for a new cluster (3650 when not set). It cannot be changed on a
+	// control plane. Added by capk3s.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=36500
+	CACertificateValidityPeriodDays int32 `json:"caCertificateValidityPeriodDays,omitempty"`
 }
 
 // KThreesControlPlaneTemplateMachineTemplate is the machine template of a

@@ -43,6 +43,8 @@ var refusedControlPlaneInputs = []webhooktest.RefusedInput{
 		Example: `{"spec":{"kthreesConfigSpec":{"serverConfig":{"extraConfig":{"flannel-backend":"host-gw"}}}}}`},
 	{Kind: "KThreesControlPlane", Op: "update", Field: "spec.kthreesConfigSpec.serverConfig.datastore",
 		Example: `{"spec":{"replicas":2,"kthreesConfigSpec":{"serverConfig":{"datastore":{"endpointSecret":{"name":"db","key":"endpoint"}}}}}}`},
+	{Kind: "KThreesControlPlane", Op: "update", Field: "spec.caCertificateValidityPeriodDays",
+		Example: `{"spec":{"caCertificateValidityPeriodDays":7300}}`},
 	{Kind: "KThreesControlPlane (scale)", Op: "scale", Field: "spec.replicas", Example: "2"},
 	{Kind: "KThreesControlPlane (scale)", Op: "scale", Field: "spec.replicas", Example: "4"},
 	{Kind: "KThreesControlPlaneTemplate", Op: "create", Field: "spec.template.spec.machineNaming.template",

@@ -37,6 +37,7 @@ func validateSpec(spec *controlplanev1.KThreesControlPlaneSpec, namespace string
 	errs = append(errs, validateRemediationStrategy(spec.RemediationStrategy, fldPath.Child("remediationStrategy"))...)
 	errs = append(errs, validateMachineNaming(spec.MachineNaming, fldPath.Child("machineNaming"))...)
 	errs = append(errs, validateInPlaceUpdates(spec.InPlaceUpdates, fldPath.Child("inPlaceUpdates"))...)
+	errs = append(errs, validateCAValidity(spec.CACertificateValidityPeriodDays, fldPath.Child("caCertificateValidityPeriodDays"))...)
 	cfgPath := fldPath.Child("kthreesConfigSpec")
 	errs = append(errs, bootstrapwebhooks.ValidateSpecForVersion(&spec.KThreesConfigSpec, spec.Version, cfgPath)...)
 	errs = append(errs, bootstrapwebhooks.ValidateControlPlaneExtraConfig(&spec.KThreesConfigSpec, cfgPath)...)
@@ -331,7 +332,8 @@ func validateImmutable(oldSpec, newSpec *controlplanev1.KThreesControlPlaneSpec,
 			"is immutable (was %s, now %s): %s, so changing it on a running k3s cluster breaks the cluster; create a new cluster with the new value instead",
 			describeSetting(before), describeSetting(after), s.why)))
 	}
-	return errs
+	return append(errs, validateCAValidityUnchanged(oldSpec.CACertificateValidityPeriodDays, newSpec.CACertificateValidityPeriodDays,
+		fldPath.Child("caCertificateValidityPeriodDays"))...)
 }
 
 // describeSetting names a serverConfig value in a message; empty means k3s's default.
@@ -356,6 +358,7 @@ func validateTemplateSpec(spec *controlplanev1.KThreesControlPlaneTemplateResour
 	errs = append(errs, validateRemediationStrategy(spec.RemediationStrategy, fldPath.Child("remediationStrategy"))...)
 	errs = append(errs, validateMachineNaming(spec.MachineNaming, fldPath.Child("machineNaming"))...)
 	errs = append(errs, validateInPlaceUpdates(spec.InPlaceUpdates, fldPath.Child("inPlaceUpdates"))...)
+	errs = append(errs, validateCAValidity(spec.CACertificateValidityPeriodDays, fldPath.Child("caCertificateValidityPeriodDays"))...)
 	errs = append(errs, bootstrapwebhooks.ValidateSpec(&spec.KThreesConfigSpec, fldPath.Child("kthreesConfigSpec"))...)
 	errs = append(errs, bootstrapwebhooks.ValidateControlPlaneExtraConfig(&spec.KThreesConfigSpec, fldPath.Child("kthreesConfigSpec"))...)
 	return errs

@@ -1,0 +1,177 @@
+package certexpiry
+
+import (
+	"reflect"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 11, 20, 8, 0, 0, 0, time.UTC)
+
+func warn(at time.Time, rv string, lines ...string) Event {
+	msg := "Node certificates require attention - restart k3s on this node to trigger automatic rotation: "
+	for i, l := range lines {
+		if i > 0 {
+			msg += "\n"
+		}
+		msg += l
+	}
+	return Event{Reason: ReasonLeafWarning, Message: msg, Time: at, ResourceVersion: rv}
+}
+
+func caWarn(at time.Time, rv, line string) Event {
+	return Event{Reason: ReasonCAWarning, Time: at, ResourceVersion: rv,
+		Message: "Certificate Authority certificates require attention - check k3s documentation and begin planning rotation: " + line}
+}
+
+func ok(at time.Time, rv string) Event {
+	return Event{Reason: ReasonOK, Time: at, ResourceVersion: rv, Message: "Node and Certificate Authority certificates managed by k3s are OK"}
+}
+
+const (
+	kubelet = "kubelet/client-kubelet.crt: certificate CN=system:node:n,O=system:nodes will expire within 120 days at 2027-03-01T10:00:00Z"
+	proxy   = "kube-proxy/client-kube-proxy.crt: certificate CN=system:kube-proxy will expire within 120 days at 2027-02-01T10:00:00Z"
+	renewed = "kubelet/client-kubelet.crt: certificate CN=system:node:n,O=system:nodes will expire within 120 days at 2027-11-20T08:00:00Z"
+	serverC = "server-ca/server-ca.crt: certificate CN=k3s-server-ca will expire within 365 days at 2027-06-01T00:00:00Z"
+)
+
+func date(s string) time.Time {
+	d, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+func TestDecide(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		events []Event
+		want   Node
+	}{{
+		name: "a node that never reported",
+		want: Node{State: Unknown},
+	}, {
+		name:   "events of other reasons only",
+		events: []Event{{Reason: "Starting", Time: t0}},
+		want:   Node{State: Unknown},
+	}, {
+		name:   "the soonest certificate of a warning",
+		events: []Event{warn(t0, "10", kubelet, proxy)},
+		want:   Node{State: InWindow, Expiry: date("2027-02-01T10:00:00Z"), Certificate: "kube-proxy/client-kube-proxy.crt", CheckedAt: t0},
+	}, {
+		name:   "OK at start: later than the check plus 120 days",
+		events: []Event{ok(t0, "10")},
+		want:   Node{State: Clear, CheckedAt: t0},
+	}, {
+		name:   "an OK after a warning (k3s restarted and renewed) wins",
+		events: []Event{warn(t0, "10", kubelet), ok(t0.Add(time.Hour), "20")},
+		want:   Node{State: Clear, CheckedAt: t0.Add(time.Hour)},
+	}, {
+		name:   "a warning after an OK (time passed) wins",
+		events: []Event{ok(t0, "10"), warn(t0.Add(30*time.Minute), "20", kubelet)},
+		want:   Node{State: InWindow, Expiry: date("2027-03-01T10:00:00Z"), Certificate: "kubelet/client-kubelet.crt", CheckedAt: t0.Add(30 * time.Minute)},
+	}, {
+		name:   "restarted after a warning, still within the window: the new warning wins over the old one",
+		events: []Event{warn(t0, "10", kubelet), warn(t0.Add(10*time.Minute), "20", renewed)},
+		want:   Node{State: InWindow, Expiry: date("2027-11-20T08:00:00Z"), Certificate: "kubelet/client-kubelet.crt", CheckedAt: t0.Add(10 * time.Minute)},
+	}, {
+		name: "restart renewed the leaves but a CA warns: the check without a leaf warning clears it",
+		events: []Event{warn(t0, "10", kubelet), caWarn(t0, "11", serverC),
+			caWarn(t0.Add(10*time.Minute), "20", serverC)},
+		want: Node{State: Clear, CheckedAt: t0.Add(10 * time.Minute), CAExpiry: date("2027-06-01T00:00:00Z"), CA: "server-ca/server-ca.crt"},
+	}, {
+		name:   "leaf and CA warnings of one check, a second apart",
+		events: []Event{caWarn(t0.Add(time.Second), "11", serverC), warn(t0, "10", kubelet)},
+		want: Node{State: InWindow, Expiry: date("2027-03-01T10:00:00Z"), Certificate: "kubelet/client-kubelet.crt", CheckedAt: t0.Add(time.Second),
+			CAExpiry: date("2027-06-01T00:00:00Z"), CA: "server-ca/server-ca.crt"},
+	}, {
+		name:   "clock corrected backwards between the warning and the restart: write order decides, not the node's clock",
+		events: []Event{warn(t0, "10", kubelet), ok(t0.Add(-time.Hour), "20")},
+		want:   Node{State: Clear, CheckedAt: t0.Add(-time.Hour)},
+	}, {
+		name:   "a tie the write order cannot break goes to the warning",
+		events: []Event{ok(t0, ""), warn(t0, "", kubelet)},
+		want:   Node{State: InWindow, Expiry: date("2027-03-01T10:00:00Z"), Certificate: "kubelet/client-kubelet.crt", CheckedAt: t0},
+	}, {
+		name:   "an expired certificate",
+		events: []Event{warn(t0, "10", "api-server/serving-kube-apiserver.crt: certificate CN=kube-apiserver expired at 2026-11-01T00:00:00Z", kubelet)},
+		want:   Node{State: InWindow, Expiry: date("2026-11-01T00:00:00Z"), Certificate: "api-server/serving-kube-apiserver.crt", CheckedAt: t0},
+	}, {
+		name:   "only a certificate not valid yet: its expiry was not checked",
+		events: []Event{warn(t0, "10", "kubelet/client-kubelet.crt: certificate CN=x is not valid before 2026-11-21T00:00:00Z")},
+		want:   Node{State: Unknown, CheckedAt: t0, NotYetValid: []string{"kubelet/client-kubelet.crt"}},
+	}, {
+		name:   "a warning worded in a way this cannot read",
+		events: []Event{warn(t0, "10", "kubelet: certificates are old")},
+		want:   Node{State: Unknown, CheckedAt: t0},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Decide(tc.events); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got  %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestLaterThanIsTheCheckPlusTheWindow(t *testing.T) {
+	if got, want := (Node{State: Clear, CheckedAt: t0}).LaterThan(), t0.Add(120*24*time.Hour); !got.Equal(want) {
+		t.Errorf("got %s, want %s", got, want)
+	}
+	if got := (Node{State: Unknown}).LaterThan(); !got.IsZero() {
+		t.Errorf("a node never checked: got %s, want nothing", got)
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	now := date("2026-12-01T00:00:00Z")
+	nodes := map[string]Node{
+		"b":       {State: InWindow, Expiry: date("2027-02-01T00:00:00Z"), Certificate: "kubelet/client-kubelet.crt"},
+		"a":       {State: InWindow, Expiry: date("2027-02-01T00:00:00Z"), Certificate: "kube-proxy/client-kube-proxy.crt"},
+		"late":    {State: InWindow, Expiry: date("2027-03-01T00:00:00Z"), CAExpiry: date("2027-06-01T00:00:00Z"), CA: "server-ca/server-ca.crt"},
+		"skewed":  {State: InWindow, Expiry: date("2026-11-30T23:00:00Z"), Certificate: "api-server/serving-kube-apiserver.crt"},
+		"fine":    {State: Clear, CheckedAt: now},
+		"silent":  {State: Unknown},
+		"earlyCA": {State: Clear, CAExpiry: date("2027-05-01T00:00:00Z"), CA: "etcd/server-ca.crt"},
+	}
+	got := Summarize(nodes, now)
+	want := Summary{
+		// A node whose own clock said "will expire" has expired by the management clock.
+		Soonest: "skewed", Expiry: date("2026-11-30T23:00:00Z"), Certificate: "api-server/serving-kube-apiserver.crt",
+		Expired: []string{"skewed"}, Expiring: []string{"a", "b", "late"}, Unknown: []string{"silent"},
+		CANode: "earlyCA", CAExpiry: date("2027-05-01T00:00:00Z"), CA: "etcd/server-ca.crt",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %+v\nwant %+v", got, want)
+	}
+	delete(nodes, "skewed")
+	if got := Summarize(nodes, now); got.Soonest != "a" {
+		t.Errorf("a tie goes to the first name: got %q", got.Soonest)
+	}
+	if got := Summarize(nil, now); !reflect.DeepEqual(got, Summary{}) {
+		t.Errorf("no nodes: got %+v", got)
+	}
+}
+
+func TestAnnotationValue(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		node    Node
+		running bool
+		value   string
+		keep    bool
+	}{
+		{"in the window: the soonest date, in UTC", Node{State: InWindow, Expiry: date("2027-02-28T12:00:00+02:00"), CheckedAt: t0}, true, "2027-02-28T10:00:00Z", false},
+		{"clear: no invented date", Node{State: Clear, CheckedAt: t0}, true, "", false},
+		{"a running node that never warned: none", Node{State: Unknown}, true, "", false},
+		{"a node that does not run: the last date stays", Node{State: Unknown}, false, "", true},
+		{"an unreadable warning: the last date stays", Node{State: Unknown, CheckedAt: t0}, true, "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			value, keep := AnnotationValue(tc.node, tc.running)
+			if value != tc.value || keep != tc.keep {
+				t.Errorf("got (%q, %v), want (%q, %v)", value, keep, tc.value, tc.keep)
+			}
+		})
+	}
+}
