@@ -68,6 +68,10 @@ type workloadCluster struct {
 	// serverSettings are each etcd server's snapshot settings, by Node: what an
 	// on-demand save on it starts from.
 	serverSettings map[string]*snapshotPlan
+	// snapshotMu serializes snapshots. k3s refuses a save while another runs
+	// ("snapshot save already in progress"); the simulator waits instead, as its
+	// scheduled snapshots come every few seconds, not every few hours.
+	snapshotMu sync.Mutex
 	// snapshots are the servers with an etcd snapshot schedule, by Node.
 	snapshots map[string]*snapshotState
 	// stopSUC ends the system-upgrade-controller stand-in; nil while none runs.

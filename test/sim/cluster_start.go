@@ -165,6 +165,8 @@ func (c *workloadCluster) capture(ctx context.Context) (*snapshotData, error) {
 	if e == nil {
 		return nil, errors.New("the cluster runs no etcd to snapshot")
 	}
+	c.snapshotMu.Lock()
+	defer c.snapshotMu.Unlock()
 	return e.capture(ctx, pass)
 }
 

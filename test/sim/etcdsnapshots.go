@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capk3s/capk3s/test/sim/k3smodel"
@@ -208,4 +210,18 @@ func (c *workloadCluster) nextSnapshot(ctx context.Context, node string, every t
 	}
 	c.snapshotted(node, st.plan, now)
 	return every, nil
+}
+
+// LocalSnapshots lists the snapshot files on a server's disk, by path, sorted: what
+// the machine holds until it is deleted.
+func (p *Provider) LocalSnapshots(cluster types.NamespacedName, node string) []string {
+	c := p.cluster(cluster)
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	paths := slices.Collect(maps.Keys(c.localSnapshots[node]))
+	slices.Sort(paths)
+	return paths
 }

@@ -33,7 +33,10 @@ type snapshotData struct {
 	size       int64
 }
 
-type keyValue struct{ key, value []byte }
+type keyValue struct {
+	key, value  []byte
+	modRevision int64
+}
 
 // clusterEtcd is a workload cluster's etcd: a real etcd process the simulator owns,
 // so that it can read every key for a snapshot and load a snapshot's keys before the
@@ -43,6 +46,9 @@ type clusterEtcd struct {
 	proc   *crenvtest.Etcd
 	log    *os.File
 	client *clientv3.Client
+	// last is the previous capture by key: a key unchanged since (same revision)
+	// shares its bytes, so that frequent scheduled snapshots cost little memory.
+	last map[string]keyValue
 }
 
 // startClusterEtcd starts an empty etcd under parent ("" is the system's temporary
@@ -98,17 +104,26 @@ func (e *clusterEtcd) load(ctx context.Context, s *snapshotData) error {
 	return nil
 }
 
-// capture reads every key at one revision: a snapshot of the cluster now.
+// capture reads every key at one revision: a snapshot of the cluster now. Not safe
+// for concurrent use: the cluster's snapshotMu serializes captures, as k3s allows one
+// save at a time.
 func (e *clusterEtcd) capture(ctx context.Context, serverPass string) (*snapshotData, error) {
 	resp, err := e.client.Get(ctx, "\x00", clientv3.WithFromKey())
 	if err != nil {
 		return nil, fmt.Errorf("reading the workload etcd for a snapshot: %w", err)
 	}
 	s := &snapshotData{serverPass: serverPass, kvs: make([]keyValue, 0, len(resp.Kvs))}
+	next := make(map[string]keyValue, len(resp.Kvs))
 	for _, kv := range resp.Kvs {
-		s.kvs = append(s.kvs, keyValue{key: kv.Key, value: kv.Value})
-		s.size += int64(len(kv.Key) + len(kv.Value))
+		v, ok := e.last[string(kv.Key)]
+		if !ok || v.modRevision != kv.ModRevision {
+			v = keyValue{key: kv.Key, value: kv.Value, modRevision: kv.ModRevision}
+		}
+		next[string(v.key)] = v
+		s.kvs = append(s.kvs, v)
+		s.size += int64(len(v.key) + len(v.value))
 	}
+	e.last = next
 	return s, nil
 }
 

@@ -52,7 +52,7 @@ func firstServer(t testing.TB, serverPass, restoreFrom, folder string) *bootData
 
 // startDRCluster starts a workload cluster from b's first server, machine, as the
 // SimMachine controller would, and makes the server an up etcd member.
-func startDRCluster(t *testing.T, b *bootData, machine string) *workloadCluster {
+func startDRCluster(t testing.TB, b *bootData, machine string) *workloadCluster {
 	t.Helper()
 	port, err := envtest.FreePort()
 	if err != nil {
@@ -70,7 +70,7 @@ func startDRCluster(t *testing.T, b *bootData, machine string) *workloadCluster 
 }
 
 // bootServer boots a first server on wc: its restore, the cluster, its etcd member.
-func bootServer(t *testing.T, wc *workloadCluster, b *bootData, machine string) {
+func bootServer(t testing.TB, wc *workloadCluster, b *bootData, machine string) {
 	t.Helper()
 	restore, err := b.checkRestore()
 	if err != nil {
