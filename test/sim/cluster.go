@@ -68,6 +68,8 @@ type workloadCluster struct {
 	// serverSettings are each etcd server's snapshot settings, by Node: what an
 	// on-demand save on it starts from.
 	serverSettings map[string]*snapshotPlan
+	// restores counts restores of the cluster after all its servers were gone.
+	restores int
 	// snapshotMu serializes snapshots. k3s refuses a save while another runs
 	// ("snapshot save already in progress"); the simulator waits instead, as its
 	// scheduled snapshots come every few seconds, not every few hours.

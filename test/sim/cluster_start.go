@@ -66,6 +66,9 @@ func (c *workloadCluster) start(ctx context.Context, machine string, b *bootData
 	if err := c.startAPI(ctx, b, s, restore.data); err != nil {
 		return false, err
 	}
+	if c.quorumLost {
+		c.restores++
+	}
 	c.initMachine, c.secrets, c.quorumLost = machine, s, false
 	c.members, c.removed = map[string]*member{}, map[string]string{}
 	return true, nil

@@ -17,7 +17,7 @@ import (
 // happens.
 func TestWatchThroughTheEndpoint(t *testing.T) {
 	t.Parallel()
-	wc := startDRCluster(t, firstServer(t, drServerPass, "", "watch"), "cp-0")
+	wc := startDRCluster(t, firstServer(t, drServerPass, "", "watch"))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cs, err := kubernetes.NewForConfig(endpointConfig(wc))
@@ -47,7 +47,7 @@ func TestWatchThroughTheEndpoint(t *testing.T) {
 // BenchmarkEndpoint compares a GET straight to the apiserver (what the endpoint was
 // before the front) with one through the front.
 func BenchmarkEndpoint(b *testing.B) {
-	wc := startDRCluster(b, firstServer(b, drServerPass, "", "bench"), "cp-0")
+	wc := startDRCluster(b, firstServer(b, drServerPass, "", "bench"))
 	ctx := context.Background()
 	// No client-side rate limit: it would be all that is measured.
 	directCfg, frontCfg := rest.CopyConfig(wc.config), endpointConfig(wc)

@@ -50,9 +50,10 @@ func firstServer(t testing.TB, serverPass, restoreFrom, folder string) *bootData
 	return b
 }
 
-// startDRCluster starts a workload cluster from b's first server, machine, as the
+// startDRCluster starts a workload cluster from b's first server, cp-0, as the
 // SimMachine controller would, and makes the server an up etcd member.
-func startDRCluster(t testing.TB, b *bootData, machine string) *workloadCluster {
+func startDRCluster(t testing.TB, b *bootData) *workloadCluster {
+	const machine = "cp-0"
 	t.Helper()
 	port, err := envtest.FreePort()
 	if err != nil {
@@ -148,7 +149,7 @@ func marker(name string) *corev1.ConfigMap {
 // caller's identity: a client certificate's user and groups, a bearer token's.
 func TestEndpointServesTheSupervisorAndTheAPI(t *testing.T) {
 	t.Parallel()
-	wc := startDRCluster(t, firstServer(t, drServerPass, "", "auth"), "cp-0")
+	wc := startDRCluster(t, firstServer(t, drServerPass, "", "auth"))
 	ctx := context.Background()
 
 	cs, err := kubernetes.NewForConfig(endpointConfig(wc))
@@ -245,7 +246,7 @@ func TestEndpointServesTheSupervisorAndTheAPI(t *testing.T) {
 func TestSnapshotAndRestoreOfARunningCluster(t *testing.T) {
 	t.Parallel()
 	const folder = "running"
-	wc := startDRCluster(t, firstServer(t, drServerPass, "", folder), "cp-0")
+	wc := startDRCluster(t, firstServer(t, drServerPass, "", folder))
 	ctx := context.Background()
 	cl := endpointClient(t, wc)
 	if err := cl.Create(ctx, marker("before")); err != nil {
@@ -327,6 +328,9 @@ func TestSnapshotAndRestoreOfARunningCluster(t *testing.T) {
 	if err := cl.Get(ctx, client.ObjectKeyFromObject(marker("after")), marker("after")); !apierrors.IsNotFound(err) {
 		t.Errorf("the marker written after the snapshot: %v, want NotFound", err)
 	}
+	if wc.restores != 1 {
+		t.Errorf("restores = %d, want 1", wc.restores)
+	}
 	if m := wc.memberNames(); len(m) != 1 || !strings.HasPrefix(m[0], "cp-new-") {
 		t.Errorf("etcd members after the restore = %v, want cp-new's alone", m)
 	}
@@ -338,7 +342,7 @@ func TestRestoreRefusedWhileAnOldServerRuns(t *testing.T) {
 	t.Parallel()
 	const folder = "refused"
 	PutS3Object(defaultS3Endpoint, drBucket, folder+"/old")
-	wc := startDRCluster(t, firstServer(t, drServerPass, "", folder), "cp-0")
+	wc := startDRCluster(t, firstServer(t, drServerPass, "", folder))
 	for _, n := range []string{"cp-1", "cp-2"} {
 		if _, err := wc.addMember(n); err != nil {
 			t.Fatal(err)
