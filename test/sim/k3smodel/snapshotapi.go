@@ -118,7 +118,8 @@ type Caller struct {
 
 // AuthorizeSnapshot is the supervisor's rule for SnapshotPath (pkg/server/auth/auth.go
 // doAuth over pkg/authenticator: basic auth against k3s's password file, then client
-// certificates of the client CA, as one union): a wrong password, an unknown user or
+// certificates of the client CA, as one union; v1.36.2, the route's HasRole the same
+// in v1.34.9 and v1.35.4): a wrong password, an unknown user or
 // a certificate the client CA did not sign is an authentication error, 401 "not
 // authorized"; no credentials, or an identity without ServerRole, 403 "forbidden".
 // serverPass and agentPass are the server and agent tokens' passwords. 0 means
