@@ -363,3 +363,43 @@ func TestRestoreRefusedWhileAnOldServerRuns(t *testing.T) {
 		t.Fatalf("restore beside a running old server = %v, want a refusal naming cp-2", err)
 	}
 }
+
+// TestScheduledSnapshotHoldsTheCluster: a scheduled snapshot holds the objects of its
+// moment, in S3 and on the server's disk; the disk's copy goes with the machine.
+func TestScheduledSnapshotHoldsTheCluster(t *testing.T) {
+	t.Parallel()
+	const folder = "scheduled"
+	b := firstServer(t, drServerPass, "", folder)
+	wc := startDRCluster(t, b)
+	ctx := context.Background()
+	if err := wc.client.Create(ctx, marker("scheduled-before")); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1700000000, 0)
+	if err := b.snapshotPlan().take(ctx, wc, wc.client, "cp-0", now); err != nil {
+		t.Fatal(err)
+	}
+	name := k3smodel.SnapshotName(k3smodel.DefaultSnapshotName, "cp-0", now.Unix(), false)
+	data, ok := s3Snapshot(defaultS3Endpoint, drBucket, folder+"/"+name)
+	if !ok || data == nil {
+		t.Fatalf("S3 holds no snapshot %s/%s", folder, name)
+	}
+	held := false
+	for _, kv := range data.kvs {
+		held = held || string(kv.key) == "/registry/configmaps/default/scheduled-before"
+	}
+	if !held {
+		t.Error("the scheduled snapshot does not hold the ConfigMap created before it")
+	}
+	p := &Provider{clusters: map[client.ObjectKey]*workloadCluster{wc.key: wc}}
+	want := "/var/lib/rancher/k3s/server/db/snapshots/" + name
+	if got := p.LocalSnapshots(wc.key, "cp-0"); len(got) != 1 || got[0] != want {
+		t.Errorf("LocalSnapshots = %v, want [%s]", got, want)
+	}
+	if err := wc.serverGone("cp-0"); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.LocalSnapshots(wc.key, "cp-0"); len(got) != 0 {
+		t.Errorf("after the machine is gone its disk still holds %v", got)
+	}
+}
