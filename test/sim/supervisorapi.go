@@ -50,6 +50,12 @@ func (c *workloadCluster) serveSupervisor(w http.ResponseWriter, r *http.Request
 	defer cancel()
 	switch sr.Operation {
 	case k3smodel.SnapshotSave:
+		if sr.S3 != nil {
+			if err := k3smodel.S3ClientError(sr.S3); err != nil {
+				writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, "failed to initialize S3 client: "+err.Error())
+				return
+			}
+		}
 		res, err := c.saveOnDemand(ctx, sr, time.Now())
 		if err != nil {
 			internalError(w)

@@ -255,7 +255,21 @@ func TestSnapshotAndRestoreOfARunningCluster(t *testing.T) {
 
 	req := k3smodel.SnapshotRequest{Operation: k3smodel.SnapshotSave, Name: []string{k3smodel.OnDemandSnapshotName},
 		Retention: ptr.To(0), S3: &k3smodel.EtcdS3{Bucket: drBucket, Folder: folder, Endpoint: "minio.example.com:9000"}}
+	// Without a timeout and keys k3s cannot make the S3 client, and takes nothing.
 	code, body := postSnapshot(t, wc, req, basic("server", drServerPass), nil)
+	if code != http.StatusBadRequest || !strings.Contains(string(body), "failed to initialize S3 client") {
+		t.Fatalf("save without S3 timeout = %d %s, want 400", code, body)
+	}
+	req.S3.Timeout = metav1.Duration{Duration: 5 * time.Minute}
+	code, body = postSnapshot(t, wc, req, basic("server", drServerPass), nil)
+	if code != http.StatusBadRequest || !strings.Contains(string(body), "Access Denied") {
+		t.Fatalf("save without S3 keys = %d %s, want 400", code, body)
+	}
+	if keys := S3Objects("minio.example.com:9000", drBucket, folder+"/"); len(keys) != 0 {
+		t.Fatalf("failed saves uploaded %v", keys)
+	}
+	req.S3.AccessKey, req.S3.SecretKey = "AKIAEXAMPLE", "s3cr3t"
+	code, body = postSnapshot(t, wc, req, basic("server", drServerPass), nil)
 	if code != http.StatusOK {
 		t.Fatalf("save = %d %s", code, body)
 	}

@@ -1,8 +1,12 @@
 package k3smodel
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // The supervisor's etcd snapshot API: `k3s etcd-snapshot save|list|prune|delete`
@@ -63,6 +67,33 @@ type EtcdS3 struct {
 	SecretKey    string `json:"secretKey,omitempty"`
 	Insecure     bool   `json:"insecure,omitempty"`
 	Retention    int    `json:"retention,omitempty"`
+	// Timeout bounds each S3 call, the bucket check first; the CLI sends its
+	// etcd-s3-timeout (default 5m).
+	Timeout metav1.Duration `json:"timeout,omitzero"`
+}
+
+// S3ClientError is why the answering server cannot make the request's S3 client, or
+// nil (pkg/etcd/s3/s3.go GetClient; v1.34.9, v1.35.4, v1.36.2). k3s then answers the
+// save 400 "failed to initialize S3 client: <error>" and takes no snapshot at all
+// (snapshot_handler.go handleSave). Nothing defaults the request's settings: a zero
+// timeout expires the bucket check at once; a bucket must be named; the check runs
+// with the request's credentials only (static keys, else ~/.aws or IAM on the server,
+// which the simulator takes as absent), so without keys a bucket that needs them
+// answers Access Denied — the simulator's buckets all do (an assumption: an S3 that
+// allows anonymous access would not). A config secret is not played.
+func S3ClientError(s3 *EtcdS3) error {
+	switch {
+	case s3.ConfigSecret != "":
+		return errors.New("the simulator does not play etcd-s3-config-secret")
+	case s3.Bucket == "":
+		return errors.New("s3 bucket name was not set")
+	case s3.Timeout.Duration <= 0:
+		return fmt.Errorf("failed to test for existence of bucket %s: context deadline exceeded", s3.Bucket)
+	case s3.AccessKey == "" || s3.SecretKey == "":
+		// S3's message is "Access Denied."; the full stop is left off here.
+		return fmt.Errorf("failed to test for existence of bucket %s: Access Denied", s3.Bucket)
+	}
+	return nil
 }
 
 // SnapshotResult is the answer to save, prune and delete: the snapshot names created

@@ -3,7 +3,11 @@ package k3smodel
 import (
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestAuthorizeSnapshot(t *testing.T) {
@@ -57,5 +61,30 @@ func TestSaveSettings(t *testing.T) {
 	}
 	if got := SnapshotName(OnDemandSnapshotName, "cp-0", 1700000000, true); got != "on-demand-cp-0-1700000000.zip" {
 		t.Errorf("SnapshotName() = %q", got)
+	}
+}
+
+func TestS3ClientError(t *testing.T) {
+	t.Parallel()
+	good := EtcdS3{Bucket: "b", AccessKey: "a", SecretKey: "s", Timeout: metav1.Duration{Duration: time.Minute}}
+	for _, tc := range []struct {
+		name string
+		edit func(*EtcdS3)
+		want string
+	}{
+		{name: "complete", edit: func(*EtcdS3) {}},
+		{name: "no bucket", edit: func(s *EtcdS3) { s.Bucket = "" }, want: "s3 bucket name was not set"},
+		{name: "no timeout", edit: func(s *EtcdS3) { s.Timeout = metav1.Duration{} }, want: "context deadline exceeded"},
+		{name: "no secret key", edit: func(s *EtcdS3) { s.SecretKey = "" }, want: "Access Denied"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := good
+			tc.edit(&s)
+			err := S3ClientError(&s)
+			if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("S3ClientError() = %v, want %q", err, tc.want)
+			}
+		})
 	}
 }
