@@ -42,6 +42,7 @@ const (
 	servingCertFile = "apiserver.crt"
 	servingKeyFile  = "apiserver.key"
 	clientCAFile    = "client-ca.crt"
+	requestCAFile   = "requestheader-ca.crt"
 	saPublicFile    = "service-account.pub"
 	saPrivateFile   = "service-account.key"
 )
@@ -77,6 +78,15 @@ type WorkloadOptions struct {
 	// EtcdURL is an etcd endpoint to store the cluster in (kine in front of an external
 	// datastore, see StartKine); "" starts an etcd of the server's own, stopped with it.
 	EtcdURL string
+	// RequestHeaderCA, when set, is the PEM CA whose client certificates may assert a
+	// user with the X-Remote-User and X-Remote-Group headers (kube-apiserver's
+	// request-header authentication): a front on another port that terminates TLS
+	// itself passes its callers' identities so, as k3s's supervisor does for the
+	// apiserver it fronts.
+	RequestHeaderCA []byte
+	// Issuer is the service-account issuer; "" is the server's own URL. A server
+	// behind a front names the front's URL, where its clients reach it.
+	Issuer string
 }
 
 // StartWorkloadAPIServer starts one whose serving certificate is signed by serverCA and
@@ -141,6 +151,15 @@ func startWorkload(assets string, opts WorkloadOptions, caCert *x509.Certificate
 	if err != nil {
 		return nil, err
 	}
+	if len(opts.RequestHeaderCA) > 0 {
+		if err := os.WriteFile(filepath.Join(dir, requestCAFile), opts.RequestHeaderCA, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	issuer := opts.Issuer
+	if issuer == "" {
+		issuer = w.Endpoint()
+	}
 
 	etcdURL, err := w.startEtcd(assets, opts.EtcdURL)
 	if err != nil {
@@ -173,10 +192,18 @@ func startWorkload(assets string, opts WorkloadOptions, caCert *x509.Certificate
 		Set("tls-private-key-file", filepath.Join(dir, servingKeyFile)).
 		Set("service-account-key-file", filepath.Join(dir, saPublicFile)).
 		Set("service-account-signing-key-file", filepath.Join(dir, saPrivateFile)).
-		Set("service-account-issuer", w.Endpoint()).
+		Set("service-account-issuer", issuer).
 		// k3s's default service CIDR, so that the kubernetes Service gets the address
 		// a k3s cluster gives it (10.43.0.1).
 		Set("service-cluster-ip-range", "10.43.0.0/16")
+	if len(opts.RequestHeaderCA) > 0 {
+		// No allowed names: any certificate the CA signed may assert a user.
+		w.apiServer.Configure().
+			Set("requestheader-client-ca-file", filepath.Join(dir, requestCAFile)).
+			Set("requestheader-username-headers", "X-Remote-User").
+			Set("requestheader-group-headers", "X-Remote-Group").
+			Set("requestheader-extra-headers-prefix", "X-Remote-Extra-")
+	}
 	if err := w.apiServer.Start(); err != nil {
 		return nil, startError("kube-apiserver", apiLog, err)
 	}

@@ -9,10 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -61,6 +59,22 @@ type workloadCluster struct {
 	// kine stores the API's data in the external datastore of a datastore cluster;
 	// nil with etcd.
 	kine *envtest.Kine
+	// etcd stores it otherwise; nil on a datastore cluster.
+	etcd *clusterEtcd
+	// front answers on the endpoint (front.go).
+	front *front
+	// localSnapshots are the snapshot files on each server's disk, by Node and path:
+	// they go with the machine.
+	localSnapshots map[string]map[string]*snapshotData
+	// serverSettings are each etcd server's snapshot settings, by Node: what an
+	// on-demand save on it starts from.
+	serverSettings map[string]*snapshotPlan
+	// restores counts restores of the cluster after all its servers were gone.
+	restores int
+	// snapshotMu serializes snapshots. k3s refuses a save while another runs
+	// ("snapshot save already in progress"); the simulator waits instead, as its
+	// scheduled snapshots come every few seconds, not every few hours.
+	snapshotMu sync.Mutex
 	// snapshots are the servers with an etcd snapshot schedule, by Node.
 	snapshots map[string]*snapshotState
 	// stopSUC ends the system-upgrade-controller stand-in; nil while none runs.
@@ -96,83 +110,6 @@ func (c *workloadCluster) datastoreAddress() string {
 type member struct {
 	name string
 	up   bool
-}
-
-// initialize starts the cluster from its first server's data: the workload API on the
-// endpoint, with the CAs from the data, and k3s's etcd controller; on a datastore
-// cluster, kine on the data's datastore-endpoint instead of etcd. Booting the same
-// machine again changes nothing; another cluster-init server is refused, as it would
-// start a second, separate cluster. Any server of a datastore cluster starts the API if
-// it is not up yet: k3s has no first server there, every server meets the others in
-// the datastore (checkJoin then checks that they name the same one).
-func (c *workloadCluster) initialize(ctx context.Context, machine string, b *bootData) error {
-	started, err := c.start(ctx, machine, b)
-	if started {
-		// The SimCluster shows the datastore, which no member change would announce.
-		c.onChange(c.key)
-	}
-	return err
-}
-
-// start is initialize under the lock; it says whether it started the API.
-func (c *workloadCluster) start(ctx context.Context, machine string, b *bootData) (bool, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return false, errStopped
-	}
-	if c.api != nil || c.quorumLost {
-		if c.initMachine == machine || b.datastore() != "" {
-			return false, nil
-		}
-		return false, fmt.Errorf("cluster-init on a cluster that %s initialized already: this server would start a second, separate cluster", c.initMachine)
-	}
-	s, err := b.initSecrets()
-	if err != nil {
-		return false, err
-	}
-	var k *envtest.Kine
-	opts := envtest.WorkloadOptions{Port: c.port, Dir: c.dir}
-	if s.datastore != "" {
-		// Before the port is released: a datastore that refuses the server leaves
-		// the endpoint reserved for the next try.
-		if k, err = envtest.StartKine(ctx, s.datastore); err != nil {
-			return false, err
-		}
-		opts.EtcdURL = k.URL
-	}
-	c.release()
-	api, err := envtest.StartWorkloadAPIServerWith(opts,
-		b.files[serverCACertPath], b.files[serverCAKeyPath], b.files[clientCACertPath])
-	if err != nil {
-		return false, errors.Join(fmt.Errorf("starting the workload API: %w", err), stopKine(k))
-	}
-	cfg, err := api.AdminConfig(b.files[clientCACertPath], b.files[clientCAKeyPath])
-	if err == nil {
-		c.client, err = client.New(cfg, client.Options{})
-	}
-	var clientset kubernetes.Interface
-	if err == nil {
-		clientset, err = kubernetes.NewForConfig(cfg)
-	}
-	if err != nil {
-		return false, errors.Join(fmt.Errorf("workload admin client: %w", err), api.Stop(), stopKine(k))
-	}
-	if s.datastore == "" {
-		// k3s installs its ETCDSnapshotFile kind with its first etcd server.
-		if err := envtest.InstallETCDSnapshotFileCRD(ctx, cfg); err != nil {
-			return false, errors.Join(err, api.Stop(), stopKine(k))
-		}
-	}
-	c.api, c.kine, c.config, c.initMachine, c.secrets = api, k, cfg, machine, s
-	c.cas = k3sCAs(b, time.Now())
-	c.members, c.removed = map[string]*member{}, map[string]string{}
-	if s.datastore == "" {
-		etcdCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		c.stopEtcd = cancel
-		go runEtcdController(etcdCtx, clientset, c)
-	}
-	return true, nil
 }
 
 // stopKine stops k, if any.
@@ -247,6 +184,7 @@ func (c *workloadCluster) removeMember(node string) (string, bool, error) {
 func (c *workloadCluster) serverGone(node string) error {
 	c.mu.Lock()
 	delete(c.supervisors, node)
+	delete(c.localSnapshots, node)
 	c.mu.Unlock()
 	return c.setMemberUp(node, false)
 }
@@ -348,9 +286,9 @@ func (c *workloadCluster) stopLocked() error {
 	if c.api == nil {
 		return nil
 	}
-	err := c.api.Stop()
-	// After the API, which would otherwise spend its shutdown retrying kine.
-	err = errors.Join(err, stopKine(c.kine))
-	c.api, c.kine = nil, nil
+	err := errors.Join(c.front.stop(), c.api.Stop())
+	// After the API, which would otherwise spend its shutdown retrying its store.
+	err = errors.Join(err, stopKine(c.kine), c.etcd.stop())
+	c.api, c.kine, c.etcd, c.front = nil, nil, nil, nil
 	return err
 }

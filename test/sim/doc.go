@@ -4,11 +4,15 @@
 // A SimMachine reads its bootstrap data and checks it as k3s would (bootdata.go,
 // checks.go); a failed check leaves the machine unjoined, as a real node would be.
 // The first server starts the workload cluster's API: a real kube-apiserver and etcd
-// whose serving certificate is signed by the CA in the bootstrap data, listening on
-// the SimCluster's endpoint, so the kubeconfig the control plane writes works as it
-// is (cluster.go). Every machine then registers its Node with k3s's labels and
-// annotations (node.go). etcd.go plays k3s's etcd member controller, and loses
-// quorum, taking the workload API down, when too many members go at once.
+// (cluster_start.go, etcdstore.go) with the CAs in the bootstrap data, behind a front
+// on the SimCluster's endpoint (front.go) that, as k3s on its one port, serves k3s's
+// etcd snapshot API (supervisorapi.go) and hands everything else to the apiserver
+// with the caller's identity, so the kubeconfig the control plane writes works as it
+// is. Every machine then registers its Node with k3s's labels and annotations
+// (node.go). etcd.go plays k3s's etcd member controller, and loses quorum, taking the
+// workload API down, when too many members go at once. Snapshots hold the etcd's keys
+// and a first server that restores one with cluster-reset brings them back, also on a
+// cluster whose servers are all gone (etcdsnapshots.go, restore.go).
 //
 // A test makes a joined machine unhealthy with the SimMachine annotation
 // infrastructure.sim.capk3s.io/node-ready (nodehealth.go). "false" is a kubelet that

@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capk3s/capk3s/test/sim/k3smodel"
@@ -61,9 +64,11 @@ func envVars(s string) map[string]string {
 	return out
 }
 
-// snapshotPlan is what a server's config.yaml says about its scheduled snapshots.
+// snapshotPlan is what a server's config.yaml says about its etcd snapshots.
 type snapshotPlan struct {
-	dir                      string
+	// scheduled: etcd-snapshot-schedule-cron is set.
+	scheduled                bool
+	name, dir                string
 	compress                 bool
 	s3                       bool
 	bucket, folder, endpoint string
@@ -71,53 +76,102 @@ type snapshotPlan struct {
 
 // snapshotPlan is nil when the server has no snapshot schedule.
 func (b *bootData) snapshotPlan() *snapshotPlan {
-	if b.str("etcd-snapshot-schedule-cron") == "" {
-		return nil
+	if p := b.snapshotSettings(); p.scheduled {
+		return p
 	}
-	p := &snapshotPlan{dir: b.str("etcd-snapshot-dir"), bucket: b.str("etcd-s3-bucket"), folder: b.str("etcd-s3-folder"), endpoint: b.str("etcd-s3-endpoint")}
+	return nil
+}
+
+// snapshotSettings are the server's snapshot settings, with k3s's defaults
+// (pkg/cli/cmds/server.go): what an on-demand save lays its request over.
+func (b *bootData) snapshotSettings() *snapshotPlan {
+	p := &snapshotPlan{scheduled: b.str("etcd-snapshot-schedule-cron") != "", name: b.str("etcd-snapshot-name"),
+		dir: b.str("etcd-snapshot-dir"), bucket: b.str("etcd-s3-bucket"), folder: b.str("etcd-s3-folder"), endpoint: b.str("etcd-s3-endpoint")}
+	if p.name == "" {
+		p.name = k3smodel.DefaultSnapshotName
+	}
 	if p.dir == "" {
 		p.dir = "/var/lib/rancher/k3s/server/db/snapshots"
 	}
 	if p.endpoint == "" {
-		p.endpoint = "s3.amazonaws.com" // k3s's default etcd-s3-endpoint
+		p.endpoint = defaultS3Endpoint
 	}
 	p.s3, _ = b.k3sConfig["etcd-s3"].(bool)
 	p.compress, _ = b.k3sConfig["etcd-snapshot-compress"].(bool)
 	return p
 }
 
-// take records an etcd snapshot of node as k3s does after a scheduled snapshot
-// (k3smodel's records): an ETCDSnapshotFile for the file on the server's disk and,
-// with etcd-s3, one for the copy it uploads, which also lands in the simulated S3.
-// The simulator does not run cron: a server with a schedule takes one snapshot when
-// it joins, and then one every Provider.SnapshotInterval.
-func (p *snapshotPlan) take(ctx context.Context, cl client.Client, node string, now time.Time) error {
-	name := k3smodel.SnapshotName(node, now.Unix(), p.compress)
-	records := []k3smodel.SnapshotRecord{k3smodel.LocalSnapshotRecord(node, p.dir, name)}
+// defaultS3Endpoint is k3s's default etcd-s3-endpoint (pkg/cli/cmds/server.go).
+const defaultS3Endpoint = "s3.amazonaws.com"
+
+// take records a scheduled etcd snapshot of node holding data, as k3s does
+// (k3smodel's records): the file on the server's disk and, with etcd-s3, the copy it
+// uploads, which also lands in the simulated S3. The simulator does not run cron: a
+// server with a schedule takes one snapshot when it joins, and then one every
+// Provider.SnapshotInterval.
+func (p *snapshotPlan) take(ctx context.Context, c *workloadCluster, cl client.Client, node string, now time.Time) error {
+	var s3 *k3smodel.EtcdS3
 	if p.s3 {
-		records = append(records, k3smodel.S3SnapshotRecord(node, p.bucket, p.folder, name))
-		PutS3Object(p.endpoint, p.bucket, path.Join(p.folder, name))
+		s3 = &k3smodel.EtcdS3{Bucket: p.bucket, Folder: p.folder, Endpoint: p.endpoint}
+	}
+	_, err := c.saveSnapshot(ctx, cl, node, k3smodel.SnapshotSettings{Name: p.name, Dir: p.dir, Compress: p.compress, S3: s3}, now)
+	return err
+}
+
+// saveSnapshot takes a snapshot of the cluster's etcd on node with the given
+// settings (pkg/etcd/snapshot.go snapshot): the name is the settings' base, the
+// node and the time rounded to the second; the file stays on node's disk (gone with
+// the machine), a copy goes to S3 when the settings have S3, and each gets its
+// ETCDSnapshotFile. It returns the names created, as k3s's SnapshotResult.
+func (c *workloadCluster) saveSnapshot(ctx context.Context, cl client.Client, node string, set k3smodel.SnapshotSettings, now time.Time) ([]string, error) {
+	data, err := c.capture(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now = now.Round(time.Second)
+	name := k3smodel.SnapshotName(set.Name, node, now.Unix(), set.Compress)
+	records := []k3smodel.SnapshotRecord{k3smodel.LocalSnapshotRecord(node, set.Dir, name)}
+	c.keepLocalSnapshot(node, path.Join(set.Dir, name), data)
+	created := []string{name}
+	endpoint := ""
+	if set.S3 != nil {
+		if endpoint = set.S3.Endpoint; endpoint == "" {
+			endpoint = defaultS3Endpoint
+		}
+		records = append(records, k3smodel.S3SnapshotRecord(node, set.S3.Bucket, set.S3.Folder, name))
+		putS3Snapshot(endpoint, set.S3.Bucket, path.Join(set.S3.Folder, name), data)
+		created = append(created, name)
 	}
 	for _, r := range records {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(k3smodel.ETCDSnapshotFileKind)
-		u.SetName(r.Name)
-		u.SetLabels(map[string]string{k3smodel.SnapshotStorageNodeLabel: r.StorageNode})
-		spec := map[string]any{"snapshotName": name, "nodeName": r.NodeName, "location": r.Location}
-		if r.StorageNode == "s3" {
-			spec["s3"] = map[string]any{"bucket": p.bucket, "endpoint": p.endpoint, "prefix": p.folder}
+		if err := writeSnapshotRecord(ctx, cl, r, name, set.S3, endpoint, now, data.size); err != nil {
+			return nil, err
 		}
-		u.Object["spec"] = spec
-		if err := cl.Create(ctx, u); err != nil {
-			if apierrors.IsAlreadyExists(err) {
-				continue
-			}
-			return fmt.Errorf("recording etcd snapshot %s: %w", name, err)
+	}
+	return created, nil
+}
+
+// writeSnapshotRecord writes an ETCDSnapshotFile as k3s's ToETCDSnapshotFile fills it
+// (pkg/etcd/snapshot/types.go): name, node and location in spec, the S3 settings on
+// the S3 copy's, and in status the time, readyToUse and the size in bytes.
+func writeSnapshotRecord(ctx context.Context, cl client.Client, r k3smodel.SnapshotRecord, name string, s3 *k3smodel.EtcdS3, endpoint string, now time.Time, size int64) error {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(k3smodel.ETCDSnapshotFileKind)
+	u.SetName(r.Name)
+	u.SetLabels(map[string]string{k3smodel.SnapshotStorageNodeLabel: r.StorageNode})
+	spec := map[string]any{"snapshotName": name, "nodeName": r.NodeName, "location": r.Location}
+	if r.StorageNode == "s3" {
+		spec["s3"] = map[string]any{"bucket": s3.Bucket, "endpoint": endpoint, "prefix": s3.Folder}
+	}
+	u.Object["spec"] = spec
+	if err := cl.Create(ctx, u); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return nil
 		}
-		u.Object["status"] = map[string]any{"creationTime": now.UTC().Format(time.RFC3339), "readyToUse": true, "size": "4096"}
-		if err := cl.Status().Update(ctx, u); err != nil {
-			return fmt.Errorf("recording etcd snapshot %s: %w", name, err)
-		}
+		return fmt.Errorf("recording etcd snapshot %s: %w", name, err)
+	}
+	u.Object["status"] = map[string]any{"creationTime": now.UTC().Format(time.RFC3339), "readyToUse": true, "size": strconv.FormatInt(size, 10)}
+	if err := cl.Status().Update(ctx, u); err != nil {
+		return fmt.Errorf("recording etcd snapshot %s: %w", name, err)
 	}
 	return nil
 }
@@ -151,9 +205,23 @@ func (c *workloadCluster) nextSnapshot(ctx context.Context, node string, every t
 	if wait := st.last.Add(every).Sub(now); wait > 0 {
 		return wait, nil
 	}
-	if err := st.plan.take(ctx, cl, node, now); err != nil {
+	if err := st.plan.take(ctx, c, cl, node, now); err != nil {
 		return 0, err
 	}
 	c.snapshotted(node, st.plan, now)
 	return every, nil
+}
+
+// LocalSnapshots lists the snapshot files on a server's disk, by path, sorted: what
+// the machine holds until it is deleted.
+func (p *Provider) LocalSnapshots(cluster types.NamespacedName, node string) []string {
+	c := p.cluster(cluster)
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	paths := slices.Collect(maps.Keys(c.localSnapshots[node]))
+	slices.Sort(paths)
+	return paths
 }

@@ -203,7 +203,9 @@ func (p *Provider) changed(key client.ObjectKey) {
 	}
 }
 
-// QuorumLost says whether a Cluster's etcd has lost quorum at any time.
+// QuorumLost says whether a Cluster's etcd has lost quorum at any time since the
+// cluster started or was last restored from a snapshot (a restore starts a new etcd
+// cluster; Restores counts them).
 func (p *Provider) QuorumLost(cluster types.NamespacedName) bool {
 	c := p.cluster(cluster)
 	if c == nil {
@@ -211,6 +213,18 @@ func (p *Provider) QuorumLost(cluster types.NamespacedName) bool {
 	}
 	_, lost := c.status()
 	return lost
+}
+
+// Restores counts the restores that brought a Cluster back after all its servers
+// were gone (cluster-reset on a new first server).
+func (p *Provider) Restores(cluster types.NamespacedName) int {
+	c := p.cluster(cluster)
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.restores
 }
 
 // EtcdMembers lists a Cluster's etcd members by name.

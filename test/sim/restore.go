@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,39 +19,80 @@ const restoreFailedReason = "RestoreFailed"
 
 // s3World is the object stores of every S3 endpoint the simulated machines talk to:
 // they are outside any cluster, and outlive them, as a bucket does. Keys are
-// "<endpoint>/<bucket>/<key>"; the endpoint is as config.yaml names it.
+// "<endpoint>/<bucket>/<key>"; the endpoint is as config.yaml (or a snapshot
+// request) names it. A value is the snapshot's contents; nil for an object a test put
+// without contents.
 var s3World = struct {
 	sync.Mutex
-	objects map[string]bool
-}{objects: map[string]bool{}}
+	objects map[string]*snapshotData
+}{objects: map[string]*snapshotData{}}
 
 // PutS3Object puts an object into the simulated S3, as a snapshot uploaded by an
-// earlier cluster: a test seeds the snapshot a first server restores from.
+// earlier cluster: a test seeds the snapshot a first server restores from. It holds
+// no Kubernetes objects: a restore from it starts an empty cluster.
 func PutS3Object(endpoint, bucket, key string) {
-	s3World.Lock()
-	defer s3World.Unlock()
-	s3World.objects[endpoint+"/"+bucket+"/"+key] = true
+	putS3Snapshot(endpoint, bucket, key, nil)
 }
 
-func s3ObjectExists(endpoint, bucket, key string) bool {
+// S3Objects lists the keys in a simulated bucket under prefix, sorted: what a test
+// reads to see which snapshots a cluster uploaded.
+func S3Objects(endpoint, bucket, prefix string) []string {
 	s3World.Lock()
 	defer s3World.Unlock()
-	return s3World.objects[endpoint+"/"+bucket+"/"+key]
+	var keys []string
+	for k := range s3World.objects {
+		if rest, ok := strings.CutPrefix(k, endpoint+"/"+bucket+"/"); ok && strings.HasPrefix(rest, prefix) {
+			keys = append(keys, rest)
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// DeleteS3Object removes an object from the simulated S3, as a user emptying a
+// bucket would.
+func DeleteS3Object(endpoint, bucket, key string) {
+	s3World.Lock()
+	defer s3World.Unlock()
+	delete(s3World.objects, endpoint+"/"+bucket+"/"+key)
+}
+
+func putS3Snapshot(endpoint, bucket, key string, data *snapshotData) {
+	s3World.Lock()
+	defer s3World.Unlock()
+	s3World.objects[endpoint+"/"+bucket+"/"+key] = data
+}
+
+func s3Snapshot(endpoint, bucket, key string) (*snapshotData, bool) {
+	s3World.Lock()
+	defer s3World.Unlock()
+	data, ok := s3World.objects[endpoint+"/"+bucket+"/"+key]
+	return data, ok
+}
+
+// restoreSource is what a first server's data restores: found says it restores at
+// all; data is the snapshot's contents, nil for an object put without contents or
+// a local file the data writes (whose bytes the simulator does not read as a
+// snapshot).
+type restoreSource struct {
+	found bool
+	data  *snapshotData
 }
 
 // checkRestore carries out, as far as the simulator can judge, the restore the
 // data's commands run: a `k3s server` with cluster-reset-restore-path, read as k3s
 // reads it (k3smodel.PlanRestore): the object must be in the simulated S3 or, without
 // S3, the file must be one the data writes (the simulator does not see a machine
-// image). Nil when the data restores nothing.
-func (b *bootData) checkRestore() error {
+// image). It returns what is restored.
+func (b *bootData) checkRestore() (restoreSource, error) {
+	var src restoreSource
 	for _, cmd := range b.commands {
 		if !strings.Contains(cmd, "--cluster-reset-restore-path") {
 			continue
 		}
 		flags, err := k3sServerFlags(cmd)
 		if err != nil {
-			return err
+			return src, err
 		}
 		restorePath, asked := flags["cluster-reset-restore-path"]
 		if !asked {
@@ -59,26 +101,32 @@ func (b *bootData) checkRestore() error {
 		s3, _ := b.k3sConfig["etcd-s3"].(bool)
 		if v, ok := flags["etcd-s3"]; ok {
 			if s3, err = strconv.ParseBool(v); err != nil {
-				return fmt.Errorf("--etcd-s3=%s is not a boolean", v)
+				return src, fmt.Errorf("--etcd-s3=%s is not a boolean", v)
 			}
 		}
 		_, reset := flags["cluster-reset"]
 		plan, err := k3smodel.PlanRestore(restorePath, reset, s3, b.str("etcd-s3-folder"))
 		if err != nil {
-			return err
+			return src, err
 		}
 		endpoint := b.str("etcd-s3-endpoint")
 		if endpoint == "" {
-			endpoint = "s3.amazonaws.com" // k3s's default etcd-s3-endpoint
+			endpoint = defaultS3Endpoint
 		}
-		if plan.S3 && !s3ObjectExists(endpoint, b.str("etcd-s3-bucket"), plan.Key) {
-			return plan.Failure(b.str("etcd-s3-bucket"))
+		if plan.S3 {
+			data, ok := s3Snapshot(endpoint, b.str("etcd-s3-bucket"), plan.Key)
+			if !ok {
+				return src, plan.Failure(b.str("etcd-s3-bucket"))
+			}
+			src = restoreSource{found: true, data: data}
+			continue
 		}
-		if _, written := b.files[plan.File]; !plan.S3 && !written {
-			return plan.Failure("")
+		if _, written := b.files[plan.File]; !written {
+			return src, plan.Failure("")
 		}
+		src = restoreSource{found: true}
 	}
-	return nil
+	return src, nil
 }
 
 // k3sServerFlags reads the flags of the `k3s server` call in a shell command:

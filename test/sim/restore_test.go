@@ -32,7 +32,7 @@ func TestFirstServerRestoreAsK3sReadsIt(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			b := restoreData(t, tc.restoreFrom, tc.s3, tc.writeFile, folder)
-			err := b.checkRestore()
+			_, err := b.checkRestore()
 			if (err == nil) != (tc.wantErr == "") || err != nil && !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("checkRestore() = %v, want %q", err, tc.wantErr)
 			}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/capk3s/capk3s/test/envtest"
 	simv1 "github.com/capk3s/capk3s/test/sim/api/v1beta2"
+	"github.com/capk3s/capk3s/test/sim/k3smodel"
 )
 
 // Reasons of a SimMachine's Ready condition.
@@ -159,13 +160,19 @@ func (r *machineReconciler) boot(ctx context.Context, sm *simv1.SimMachine, mach
 		return ctrl.Result{}, nil
 	}
 	sm.Status.Role, sm.Status.K3sVersion = b.install.role, installed
-	if err := b.checkRestore(); err != nil {
+	restore, err := b.checkRestore()
+	if err != nil {
 		// k3s exits without restoring, and the data starts it only after a restore.
 		notReady(sm, restoreFailedReason, err.Error())
 		return ctrl.Result{}, nil
 	}
 	if b.clusterInit() || b.datastore() != "" {
-		err := wc.initialize(ctx, machine.Name, b)
+		err := wc.initialize(ctx, machine.Name, b, restore)
+		if errors.Is(err, k3smodel.ErrTokenMismatch) {
+			// k3s exits; the same data fails the same way every time.
+			notReady(sm, restoreFailedReason, err.Error())
+			return ctrl.Result{}, nil
+		}
 		if errors.Is(err, envtest.ErrDatastoreUnreachable) {
 			// k3s waits for its datastore; the same data may get in once it is up.
 			notReady(sm, datastoreUnreachableReason, err.Error())
@@ -212,9 +219,12 @@ func (r *machineReconciler) boot(ctx context.Context, sm *simv1.SimMachine, mach
 	if err := n.register(ctx, cl, wc); err != nil {
 		return ctrl.Result{}, err
 	}
+	if n.role == roleServer && s.datastore == "" {
+		wc.serverSnapshotSettings(n.name, b.snapshotSettings())
+	}
 	if plan := b.snapshotPlan(); plan != nil && n.role == roleServer && s.datastore == "" {
 		now := time.Now()
-		if err := plan.take(ctx, cl, n.name, now); err != nil {
+		if err := plan.take(ctx, wc, cl, n.name, now); err != nil {
 			return ctrl.Result{}, err
 		}
 		wc.snapshotted(n.name, plan, now)

@@ -39,6 +39,12 @@ func PlanRestore(restorePath string, clusterReset, etcdS3 bool, folder string) (
 	return Restore{File: restorePath}, nil
 }
 
+// ErrTokenMismatch is k3s's error when a restored snapshot's bootstrap data, which
+// k3s encrypts with the server token, was written with another token
+// (pkg/cluster/storage.go getBootstrapKeyFromStorage; v1.34.9, v1.35.4, v1.36.2):
+// the restoring server exits.
+var ErrTokenMismatch = errors.New("bootstrap data already found and encrypted with different token")
+
 // Failure is k3s's error when the snapshot is not there: a missing local file, or a
 // missing object (minio's NoSuchKey), after which k3s exits without restoring.
 func (r Restore) Failure(bucket string) error {
@@ -56,11 +62,12 @@ var ETCDSnapshotFileKind = schema.GroupVersionKind{Group: "k3s.cattle.io", Versi
 // the file, or "s3" (pkg/etcd/snapshot/types.go, LabelStorageNode).
 const SnapshotStorageNodeLabel = "etcd.k3s.cattle.io/snapshot-storage-node"
 
-// SnapshotName is the name k3s gives a scheduled snapshot: etcd-snapshot-name
-// (default "etcd-snapshot"), the node's name and the Unix time (pkg/etcd/snapshot.go,
-// Snapshot), with ".zip" when compressed.
-func SnapshotName(node string, unix int64, compressed bool) string {
-	name := fmt.Sprintf("etcd-snapshot-%s-%d", node, unix)
+// SnapshotName is the name k3s gives a snapshot: base (etcd-snapshot-name, default
+// DefaultSnapshotName; an on-demand save's request name, the CLI's default
+// OnDemandSnapshotName), the node's name and the Unix time, rounded to the second
+// (pkg/etcd/snapshot.go, snapshot), with ".zip" when compressed.
+func SnapshotName(base, node string, unix int64, compressed bool) string {
+	name := fmt.Sprintf("%s-%s-%d", base, node, unix)
 	if compressed {
 		name += ".zip"
 	}

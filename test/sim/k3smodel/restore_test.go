@@ -35,7 +35,7 @@ func TestPlanRestore(t *testing.T) {
 }
 
 func TestSnapshotRecords(t *testing.T) {
-	name := SnapshotName("cp-0", 1700000000, false)
+	name := SnapshotName(DefaultSnapshotName, "cp-0", 1700000000, false)
 	if name != "etcd-snapshot-cp-0-1700000000" {
 		t.Errorf("SnapshotName = %q", name)
 	}
