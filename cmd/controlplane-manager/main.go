@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/capk3s/capk3s/internal/controlplane"
+	"github.com/capk3s/capk3s/internal/controlplane/etcdrestore"
 	"github.com/capk3s/capk3s/internal/crdmigration"
 	"github.com/capk3s/capk3s/internal/inplace"
 	"github.com/capk3s/capk3s/internal/manager"
@@ -74,6 +75,9 @@ func setupReconcilers(opts manager.Options, extension inplace.Flags) manager.Set
 			RuntimeClient: runtimeClient, MinPassInterval: opts.MinPassInterval}
 		if err := r.SetupWithManager(ctx, mgr, controller.Options{}); err != nil {
 			return fmt.Errorf("setting up the KThreesControlPlane controller: %w", err)
+		}
+		if err := (&etcdrestore.Reconciler{Client: mgr.GetClient(), WatchFilterValue: opts.WatchFilterValue}).SetupWithManager(ctx, mgr, controller.Options{}); err != nil {
+			return fmt.Errorf("setting up the KThreesEtcdRestore controller: %w", err)
 		}
 		if err := controlplanewebhooks.SetupWebhooks(mgr); err != nil {
 			return fmt.Errorf("setting up the KThreesControlPlane webhooks: %w", err)
