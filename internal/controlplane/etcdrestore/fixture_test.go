@@ -33,7 +33,7 @@ const (
 // etcd with snapshots to S3 has long been initialized, with its CAs and join token,
 // as the control plane and CAPI leave it; nobody serves its endpoint. The control
 // plane is owned by the Cluster last, so that its controller starts from the servers.
-func runningCluster(t *testing.T, ns string) *controlplanev1.KThreesControlPlane {
+func runningCluster(t *testing.T, ns string) {
 	t.Helper()
 	ctx := context.Background()
 	tmpl := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{}}}}}
@@ -96,7 +96,6 @@ func runningCluster(t *testing.T, ns string) *controlplanev1.KThreesControlPlane
 	before := kcp.DeepCopy()
 	must(t, controllerutil.SetOwnerReference(cluster, kcp, env.Scheme))
 	must(t, env.Client.Patch(ctx, kcp, client.MergeFrom(before)))
-	return kcp
 }
 
 // newServer creates a Ready server Machine of kcp with its Node, as the control plane
