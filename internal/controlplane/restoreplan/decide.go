@@ -45,6 +45,15 @@ func Decide(restore string, status controlplanev1.KThreesEtcdRestoreStatus, w Wo
 		keep.Phase, keep.Message = controlplanev1.EtcdRestoreFailed, gone
 		return keep
 	}
+	if w.Paused {
+		// As every Cluster API controller: nothing is done for a paused cluster, and
+		// the restore goes on where it stood once it is unpaused.
+		keep.Message = "paused with the Cluster or its KThreesControlPlane; " + keep.Message
+		if strings.HasPrefix(status.Message, "paused with") {
+			keep.Message = status.Message
+		}
+		return keep
+	}
 	switch phase {
 	case controlplanev1.EtcdRestoreDeletingServers:
 		return decideDeleting(restore, keep, w)

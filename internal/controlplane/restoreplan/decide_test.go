@@ -122,6 +122,10 @@ func TestDecide(t *testing.T) {
 			world: with(healthy(), func(w *World) { w.ControlPlane = nil }),
 			phase: controlplanev1.EtcdRestoreFailed, message: "deleted during the restore"},
 
+		{name: "paused meanwhile: nothing is done", status: at(controlplanev1.EtcdRestoreDeletingServers),
+			world: with(healthy(), func(w *World) { w.Paused = true }),
+			phase: controlplanev1.EtcdRestoreDeletingServers, message: "paused with the Cluster"},
+
 		// RestoringFirstServer.
 		{name: "creates the first server", status: at(controlplanev1.EtcdRestoreRestoringFirstServer),
 			world: with(healthy(), func(w *World) { w.Servers = nil }),
