@@ -338,7 +338,7 @@ func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, 
 	}
 	r.observeMismatches(ctx, cluster, seen)
 	r.observeEtcdSnapshots(ctx, client.ObjectKeyFromObject(cluster), kcp, seen)
-	if held, err := r.heldByRestore(ctx, cluster); err != nil || held != "" {
+	if held, err := r.heldByRestore(ctx, cluster, seen); err != nil || held {
 		return ctrl.Result{}, err
 	}
 	if err := r.reconcileEtcdMembership(ctx, cluster, kcp, seen); err != nil {

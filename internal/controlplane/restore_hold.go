@@ -23,17 +23,20 @@ import (
 // restored, the restore lets go and this controller joins the other servers as in any
 // scale-up.
 
-// heldByRestore is the name of the restore holding the cluster's servers, "" if none.
-func (r *Reconciler) heldByRestore(ctx context.Context, cluster *clusterv1.Cluster) (string, error) {
+// heldByRestore says whether a restore holds the cluster's servers; the scaling
+// conditions then say which one (seen.blocked).
+func (r *Reconciler) heldByRestore(ctx context.Context, cluster *clusterv1.Cluster, seen *observed) (bool, error) {
 	restores := &controlplanev1.KThreesEtcdRestoreList{}
 	if err := r.Client.List(ctx, restores, client.InNamespace(cluster.Namespace)); err != nil {
-		return "", fmt.Errorf("listing KThreesEtcdRestores: %w", err)
+		return false, fmt.Errorf("listing KThreesEtcdRestores: %w", err)
 	}
 	name := restoreplan.HoldingRestore(restores.Items, cluster.Name)
-	if name != "" {
-		ctrl.LoggerFrom(ctx).V(2).Info("A restore holds the servers; only reporting", "KThreesEtcdRestore", name)
+	if name == "" {
+		return false, nil
 	}
-	return name, nil
+	ctrl.LoggerFrom(ctx).V(2).Info("A restore holds the servers; only reporting", "KThreesEtcdRestore", name)
+	seen.blocked = "held by KThreesEtcdRestore " + name + ", which replaces the servers"
+	return true, nil
 }
 
 // restoreToControlPlane wakes the control plane of a restore's cluster: a restore that

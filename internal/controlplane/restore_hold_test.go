@@ -2,12 +2,14 @@ package controlplane
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -49,15 +51,18 @@ func TestRestoreHoldsTheServers(t *testing.T) {
 	if err := env.Client.Patch(ctx, kcp, client.MergeFrom(before)); err != nil {
 		t.Fatal(err)
 	}
-	// The control plane does report meanwhile: its kubeconfig is written.
+	// The control plane does report meanwhile, and says why it does not scale up.
+	var scaling *metav1.Condition
 	if err := envtest.Eventually(ctx, 30*time.Second, func(ctx context.Context) (bool, error) {
 		got := &controlplanev1.KThreesControlPlane{}
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(kcp), got); err != nil {
 			return false, err
 		}
-		return got.Status.ObservedGeneration == got.Generation && got.Status.Selector != "", nil
+		scaling = conditions.Get(got, controlplanev1.ScalingUpCondition)
+		return got.Status.ObservedGeneration == got.Generation && scaling != nil &&
+			strings.Contains(scaling.Message, "held by KThreesEtcdRestore restore-1"), nil
 	}); err != nil {
-		t.Fatalf("the held control plane never reported: %v", err)
+		t.Fatalf("the held control plane never said so: %v; ScalingUp %+v", err, scaling)
 	}
 	time.Sleep(3 * time.Second)
 	if servers := listServers(t, ns); len(servers) != 0 {
