@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util"
 	"sigs.k8s.io/cluster-api/util/predicates"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -91,6 +93,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	w, err := r.observe(ctx, restore)
 	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.ownByCluster(ctx, restore, w.cluster); err != nil {
 		return ctrl.Result{}, err
 	}
 	d := restoreplan.Decide(restore.Name, restore.Status, w.World)
@@ -194,5 +199,29 @@ func (r *Reconciler) deleteServer(ctx context.Context, m *clusterv1.Machine) err
 		return fmt.Errorf("deleting Machine %s: %w", m.Name, err)
 	}
 	ctrl.LoggerFrom(ctx).Info("Deleted an old server for the restore", "Machine", m.Name)
+	return nil
+}
+
+// ownByCluster makes the Cluster own the restore and labels it with the Cluster's
+// name, so that the restore goes with its Cluster: deleted with it, moved with it by
+// clusterctl move, listed with its other objects.
+func (r *Reconciler) ownByCluster(ctx context.Context, restore *controlplanev1.KThreesEtcdRestore, cluster *clusterv1.Cluster) error {
+	if cluster == nil {
+		return nil
+	}
+	before := restore.DeepCopy()
+	if restore.Labels == nil {
+		restore.Labels = map[string]string{}
+	}
+	restore.Labels[clusterv1.ClusterNameLabel] = cluster.Name
+	restore.OwnerReferences = util.EnsureOwnerRef(restore.OwnerReferences, metav1.OwnerReference{
+		APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: cluster.Name, UID: cluster.UID,
+	})
+	if equality.Semantic.DeepEqual(before.ObjectMeta, restore.ObjectMeta) {
+		return nil
+	}
+	if err := r.Client.Patch(ctx, restore, client.MergeFrom(before)); err != nil {
+		return fmt.Errorf("making Cluster %s the restore's owner: %w", cluster.Name, err)
+	}
 	return nil
 }

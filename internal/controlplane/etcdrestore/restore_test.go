@@ -72,6 +72,11 @@ func TestRestoreReprovisionsTheServers(t *testing.T) {
 	if !conditions.IsTrue(got, controlplanev1.EtcdRestoreStartedCondition) || got.Status.StartTime == nil || got.Status.SnapshotName != snapName {
 		t.Errorf("a started restore's status: %+v", got.Status)
 	}
+	// Owned by its Cluster and labelled with it: deleted and moved with the Cluster.
+	if owners := got.OwnerReferences; len(owners) != 1 || owners[0].Kind != "Cluster" || owners[0].Name != "c1" ||
+		got.Labels[clusterv1.ClusterNameLabel] != "c1" {
+		t.Errorf("restore owners %+v, labels %v: want the Cluster c1", owners, got.Labels)
+	}
 
 	second := newRestore(t, ns, "restore-2")
 	refused := waitForPhase(t, second, controlplanev1.EtcdRestoreRefused)
