@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
 	"github.com/capk3s/capk3s/internal/controlplane"
+	"github.com/capk3s/capk3s/internal/controlplane/etcdrestore"
 	"github.com/capk3s/capk3s/internal/crdmigration"
 	"github.com/capk3s/capk3s/internal/etcdsnapshot"
 	"github.com/capk3s/capk3s/internal/inplace"
@@ -82,6 +83,9 @@ func setupReconcilers(opts manager.Options, extension inplace.Flags) manager.Set
 			Workload: etcdsnapshot.LiveWorkloadReader(clusterCache)}
 		if err := snapshots.SetupWithManager(ctx, mgr, controller.Options{}); err != nil {
 			return fmt.Errorf("setting up the KThreesEtcdSnapshot controller: %w", err)
+		}
+		if err := (&etcdrestore.Reconciler{Client: mgr.GetClient(), WatchFilterValue: opts.WatchFilterValue}).SetupWithManager(ctx, mgr, controller.Options{}); err != nil {
+			return fmt.Errorf("setting up the KThreesEtcdRestore controller: %w", err)
 		}
 		if err := controlplanewebhooks.SetupWebhooks(mgr); err != nil {
 			return fmt.Errorf("setting up the KThreesControlPlane webhooks: %w", err)

@@ -118,9 +118,13 @@ func userInputFailed(config *bootstrapv1.KThreesConfig, err error) error {
 
 // role decides between initializing, joining as a server and joining as an agent.
 // Only the holder of the init lock initializes; everyone else waits for the Cluster to
-// report its control plane initialized (the Cluster watch wakes them).
+// report its control plane initialized (the Cluster watch wakes them). The one
+// exception is the server a restore of a running cluster creates (restore.go).
 func (r *Reconciler) role(ctx context.Context, cluster *clusterv1.Cluster, config *bootstrapv1.KThreesConfig, owner *configOwner) (cloudinit.Role, bool, error) {
 	initialized := ptr.Deref(cluster.Status.Initialization.ControlPlaneInitialized, false)
+	if initialized && restoresRunningCluster(config, owner) {
+		return cloudinit.ServerInit, true, nil
+	}
 	switch {
 	case initialized:
 		if err := r.releaseInitLockOnce(ctx, cluster); err != nil {

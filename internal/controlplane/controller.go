@@ -133,7 +133,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 			builder.WithPredicates(predicates.ClusterPausedTransitionsOrInfrastructureProvisioned(mgr.GetScheme(), log)),
 		).
 		// Connection changes to the workload cluster (first contact, lost, back).
-		WatchesRawSource(r.ClusterCache.GetClusterSource("kthreescontrolplane", clusterToControlPlane))
+		WatchesRawSource(r.ClusterCache.GetClusterSource("kthreescontrolplane", clusterToControlPlane)).
+		// A restore that lets go of the servers (restore_hold.go).
+		Watches(&controlplanev1.KThreesEtcdRestore{}, handler.EnqueueRequestsFromMapFunc(r.restoreToControlPlane))
 	// The same Secrets once more, as the Secret cache sees them: a pass woken by the
 	// metadata watch may still read the cache's older copy; this wakes it again when
 	// the cache has caught up.
@@ -357,6 +359,9 @@ func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, 
 	}
 	r.observeEtcdSnapshots(ctx, client.ObjectKeyFromObject(cluster), kcp, seen)
 	r.observeCertificateExpiry(ctx, cluster, kcp, seen)
+	if held, err := r.heldByRestore(ctx, cluster, seen); err != nil || held {
+		return ctrl.Result{}, err
+	}
 	if err := r.reconcileEtcdMembership(ctx, cluster, kcp, seen); err != nil {
 		return ctrl.Result{}, err
 	}

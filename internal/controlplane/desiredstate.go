@@ -135,6 +135,40 @@ func desiredKThreesConfig(kcp *controlplanev1.KThreesControlPlane, cluster *clus
 	}
 }
 
+// desiredRestoreKThreesConfig is the bootstrap config of the server that restores a
+// running cluster to a snapshot (KThreesEtcdRestore): a new server's config with
+// restoreFrom set to the snapshot's name in the control plane's S3 folder, marked with
+// the restore's name so that the bootstrap provider renders it as the first server
+// (cluster-reset with the restore path) although the cluster was initialized long
+// ago. Everything else is what any server gets, so it is up to date afterwards.
+func desiredRestoreKThreesConfig(kcp *controlplanev1.KThreesControlPlane, cluster *clusterv1.Cluster, name, restore, snapshot string) *bootstrapv1.KThreesConfig {
+	config := desiredKThreesConfig(kcp, cluster, name)
+	etcd := config.Spec.ServerConfig.Etcd
+	if etcd == nil {
+		etcd = &bootstrapv1.Etcd{}
+		config.Spec.ServerConfig.Etcd = etcd
+	}
+	etcd.RestoreFrom = snapshot
+	markRestore(&config.ObjectMeta, restore)
+	return config
+}
+
+// desiredRestoreMachine is the Machine of the server that restores a running cluster,
+// marked with the restore's name: the restore finds its own server by the mark.
+func desiredRestoreMachine(kcp *controlplanev1.KThreesControlPlane, cluster *clusterv1.Cluster, name, failureDomain, restore string,
+	configRef, infraRef clusterv1.ContractVersionedObjectReference) *clusterv1.Machine {
+	m := desiredMachine(kcp, cluster, name, failureDomain, configRef, infraRef)
+	markRestore(&m.ObjectMeta, restore)
+	return m
+}
+
+func markRestore(meta *metav1.ObjectMeta, restore string) {
+	if meta.Annotations == nil {
+		meta.Annotations = map[string]string{}
+	}
+	meta.Annotations[controlplanev1.EtcdRestoreAnnotation] = restore
+}
+
 // desiredInfraMachine is a server's infrastructure machine, cloned from the template
 // the control plane names now: a new server is created from it, and an in-place
 // update writes its spec onto the existing machine (inplace_trigger.go).

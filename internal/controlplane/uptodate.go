@@ -73,6 +73,17 @@ func normalizedConfigSpec(spec bootstrapv1.KThreesConfigSpec) bootstrapv1.KThree
 	// cluster-api-k3s's etcd proxy image is kept but never used: adding or removing
 	// it, as the admission warning suggests, must not replace every server.
 	out.ServerConfig.DeprecatedEtcdProxyImage = "" //nolint:staticcheck // clearing the ignored field is the point
+	// restoreFrom acts once, on the server that initializes (or re-initializes, in a
+	// KThreesEtcdRestore) the cluster; every other server ignores it. The server a
+	// restore made carries the restore's snapshot, and a snapshot named on the control
+	// plane for its first server means nothing to the servers after: neither is a
+	// reason to replace a server.
+	if e := out.ServerConfig.Etcd; e != nil {
+		e.RestoreFrom = ""
+		if *e == (bootstrapv1.Etcd{}) {
+			out.ServerConfig.Etcd = nil
+		}
+	}
 	return out
 }
 

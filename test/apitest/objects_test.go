@@ -24,6 +24,7 @@ func TestCRDsCarryTheContractLabel(t *testing.T) {
 		"kthreescontrolplanes.controlplane.cluster.x-k8s.io",
 		"kthreescontrolplanetemplates.controlplane.cluster.x-k8s.io",
 		"kthreesetcdsnapshots.controlplane.cluster.x-k8s.io",
+		"kthreesetcdrestores.controlplane.cluster.x-k8s.io",
 	} {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		if err := env.Client.Get(context.Background(), client.ObjectKey{Name: name}, crd); err != nil {

@@ -25,6 +25,7 @@ import (
 
 	"github.com/capk3s/capk3s/internal/bootstrap"
 	"github.com/capk3s/capk3s/internal/controlplane"
+	"github.com/capk3s/capk3s/internal/controlplane/etcdrestore"
 	"github.com/capk3s/capk3s/internal/etcdsnapshot"
 	"github.com/capk3s/capk3s/internal/inplace"
 	bootstrapwebhooks "github.com/capk3s/capk3s/internal/webhooks/bootstrap"
@@ -174,6 +175,13 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 				return nil
 			}
 			return (&etcdsnapshot.Reconciler{Client: c, Workload: etcdsnapshot.LiveWorkloadReader(cc)}).SetupWithManager(ctx, mgr, copts)
+		}},
+		{"KThreesEtcdRestore", func() error {
+			if opts.WithoutCapk3s {
+				return nil
+			}
+			// As the control-plane manager registers it (cmd/controlplane-manager).
+			return (&etcdrestore.Reconciler{Client: c}).SetupWithManager(ctx, mgr, copts)
 		}},
 		{"KThreesConfig", func() error {
 			if opts.WithoutCapk3s {

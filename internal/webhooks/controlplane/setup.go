@@ -26,6 +26,9 @@ import (
 // they may carry credentials) from the stored object, read through the manager's API
 // reader: a cache could be behind the write being converted.
 //
+// The KThreesEtcdRestore webhook reads the Cluster, its control plane and the other
+// restores through the manager's API reader, for the same reason.
+//
 // The scale webhook reads the control plane it scales through the manager's API
 // reader, not its cache: a webhook must not start informers, and a stale cache could
 // let a scale through that the stored rollout strategy forbids.
@@ -48,6 +51,11 @@ func SetupWebhooks(mgr ctrl.Manager) error {
 	if err := ctrl.NewWebhookManagedBy(mgr, &controlplanev1.KThreesEtcdSnapshot{}).
 		WithDefaulter(&KThreesEtcdSnapshot{}).
 		WithValidator(&KThreesEtcdSnapshot{}).
+		Complete(); err != nil {
+		return err
+	}
+	if err := ctrl.NewWebhookManagedBy(mgr, &controlplanev1.KThreesEtcdRestore{}).
+		WithValidator(&KThreesEtcdRestore{Reader: mgr.GetAPIReader()}).
 		Complete(); err != nil {
 		return err
 	}

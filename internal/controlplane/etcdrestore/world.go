@@ -1,0 +1,97 @@
+package etcdrestore
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/annotations"
+	"sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/controlplane"
+	"github.com/capk3s/capk3s/internal/controlplane/restoreplan"
+)
+
+// world is one pass's reading of what the restore acts on.
+type world struct {
+	restoreplan.World
+	cluster  *clusterv1.Cluster
+	machines map[string]*clusterv1.Machine
+}
+
+// observe reads the world. Machines are read live (APIReader): a cache behind the
+// restore's own deletes and creates would make it create a second first server or
+// miss an old one.
+func (r *Reconciler) observe(ctx context.Context, restore *controlplanev1.KThreesEtcdRestore) (world, error) {
+	w := world{machines: map[string]*clusterv1.Machine{}}
+	cluster := &clusterv1.Cluster{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: restore.Namespace, Name: restore.Spec.ClusterName}, cluster)
+	if apierrors.IsNotFound(err) {
+		return w, nil
+	}
+	if err != nil {
+		return w, fmt.Errorf("reading Cluster: %w", err)
+	}
+	w.cluster, w.ClusterFound, w.ClusterDeleting = cluster, true, !cluster.DeletionTimestamp.IsZero()
+	kcp, err := r.controlPlane(ctx, cluster)
+	if err != nil || kcp == nil {
+		return w, err
+	}
+	w.ControlPlane = kcp
+	w.Paused = annotations.IsPaused(cluster, kcp)
+	w.Remediating = controlplane.Remediating(kcp)
+	w.EtcdHealthy = conditions.IsTrue(kcp, controlplanev1.EtcdClusterHealthyCondition)
+	machines := &clusterv1.MachineList{}
+	if err := r.APIReader.List(ctx, machines, client.InNamespace(cluster.Namespace), client.MatchingLabels{
+		clusterv1.ClusterNameLabel: cluster.Name, clusterv1.MachineControlPlaneNameLabel: kcp.Name,
+	}); err != nil {
+		return w, fmt.Errorf("listing server Machines: %w", err)
+	}
+	for i := range machines.Items {
+		m := &machines.Items[i]
+		w.machines[m.Name] = m
+		w.Servers = append(w.Servers, server(m))
+	}
+	if restore.Status.Phase == "" || restore.Status.Phase == controlplanev1.EtcdRestorePending {
+		if w.Snapshot, err = snapshot(ctx, r.Client, restore); err != nil {
+			return w, err
+		}
+	}
+	return w, nil
+}
+
+// controlPlane is the Cluster's KThreesControlPlane, nil when it references none.
+func (r *Reconciler) controlPlane(ctx context.Context, cluster *clusterv1.Cluster) (*controlplanev1.KThreesControlPlane, error) {
+	ref := cluster.Spec.ControlPlaneRef
+	if ref.APIGroup != controlplanev1.GroupVersion.Group || ref.Kind != "KThreesControlPlane" || ref.Name == "" {
+		return nil, nil
+	}
+	kcp := &controlplanev1.KThreesControlPlane{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: ref.Name}, kcp); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading KThreesControlPlane: %w", err)
+	}
+	return kcp, nil
+}
+
+func server(m *clusterv1.Machine) restoreplan.Server {
+	s := restoreplan.Server{
+		Name:                 m.Name,
+		Deleting:             !m.DeletionTimestamp.IsZero(),
+		RestoreOf:            m.Annotations[controlplanev1.EtcdRestoreAnnotation],
+		Ready:                conditions.IsTrue(m, clusterv1.ReadyCondition),
+		HasNode:              m.Status.NodeRef.IsDefined(),
+		Outdated:             conditions.IsFalse(m, clusterv1.MachineUpToDateCondition),
+		UpdatingInPlace:      controlplane.UpdatingInPlace(m),
+		MarkedForRemediation: conditions.IsFalse(m, clusterv1.MachineOwnerRemediatedCondition),
+	}
+	if c := conditions.Get(m, clusterv1.ReadyCondition); c != nil && c.Status != "True" {
+		s.Status = c.Message
+	}
+	return s
+}

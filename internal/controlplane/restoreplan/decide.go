@@ -1,0 +1,221 @@
+package restoreplan
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/utils/ptr"
+
+	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+)
+
+// Decision is what a restore does in this pass. The controller writes Phase,
+// Message and Snapshot (with the conditions Conditions gives) before it acts, and
+// acts only on what the written phase allows.
+type Decision struct {
+	Phase   controlplanev1.EtcdRestorePhase
+	Message string
+	// Snapshot is the snapshot name to record (fixed once the restore started).
+	Snapshot string
+	// FirstServer is the restore's own server, once it exists.
+	FirstServer string
+	// Delete are the old servers to remove: each is deleted (if it is not already)
+	// with nothing in its deletion waiting on the workload API.
+	Delete []string
+	// CreateFirstServer asks for the server that restores the snapshot.
+	CreateFirstServer bool
+}
+
+// Decide is the restore's next step, from its recorded status and the world.
+// restore is the restore's name (the mark on its own server).
+func Decide(restore string, status controlplanev1.KThreesEtcdRestoreStatus, w World) Decision {
+	phase := status.Phase
+	if phase == "" {
+		phase = controlplanev1.EtcdRestorePending
+	}
+	keep := Decision{Phase: phase, Message: status.Message, Snapshot: status.SnapshotName, FirstServer: status.FirstServer}
+	if phase.Finished() {
+		return keep
+	}
+	if phase == controlplanev1.EtcdRestorePending {
+		return decidePending(keep, w)
+	}
+	if gone := controlPlaneGone(w); gone != "" {
+		keep.Phase, keep.Message = controlplanev1.EtcdRestoreFailed, gone
+		return keep
+	}
+	if w.Paused {
+		// As every Cluster API controller: nothing is done for a paused cluster, and
+		// the restore goes on where it stood once it is unpaused.
+		keep.Message = "paused with the Cluster or its KThreesControlPlane; " + keep.Message
+		if strings.HasPrefix(status.Message, "paused with") {
+			keep.Message = status.Message
+		}
+		return keep
+	}
+	switch phase {
+	case controlplanev1.EtcdRestoreDeletingServers:
+		return decideDeleting(restore, keep, w)
+	case controlplanev1.EtcdRestoreRestoringFirstServer:
+		return decideFirstServer(restore, keep, w)
+	default:
+		return decideJoining(keep, w)
+	}
+}
+
+// controlPlaneGone says why a started restore cannot go on: what it restores is gone.
+func controlPlaneGone(w World) string {
+	switch {
+	case !w.ClusterFound || w.ControlPlane == nil:
+		return "the Cluster or its KThreesControlPlane was deleted during the restore"
+	case w.ClusterDeleting || !w.ControlPlane.DeletionTimestamp.IsZero():
+		return "the Cluster is being deleted: the restore stopped"
+	}
+	return ""
+}
+
+func decidePending(d Decision, w World) Decision {
+	if why := refusal(w); why != "" {
+		d.Phase, d.Message = controlplanev1.EtcdRestoreRefused, "refused, nothing was changed: "+why
+		return d
+	}
+	switch s := w.Snapshot; {
+	case s.Problem != "":
+		d.Phase, d.Message = controlplanev1.EtcdRestoreRefused, "refused, nothing was changed: "+s.Problem
+	case s.Name == "":
+		d.Message = "waiting for the snapshot: " + s.Wait
+	default:
+		d.Phase, d.Snapshot = controlplanev1.EtcdRestoreDeletingServers, s.Name
+		d.Message = fmt.Sprintf("restoring snapshot %s: deleting the old servers", s.Name)
+	}
+	return d
+}
+
+// refusal says why a restore may not start now, "" when it may. Everything it
+// checks would otherwise fight the restore over the servers, or make it pointless.
+func refusal(w World) string {
+	if !w.ClusterFound {
+		return "the Cluster does not exist"
+	}
+	kcp := w.ControlPlane
+	if kcp == nil {
+		return "the Cluster has no KThreesControlPlane"
+	}
+	if why := unsupported(kcp); why != "" {
+		return why
+	}
+	if w.ClusterDeleting || !kcp.DeletionTimestamp.IsZero() {
+		return "the cluster is being deleted"
+	}
+	if w.Paused {
+		return "the Cluster or its KThreesControlPlane is paused"
+	}
+	if !ptr.Deref(kcp.Status.Initialization.ControlPlaneInitialized, false) {
+		return "the control plane was never initialized; a new cluster restores with kthreesConfigSpec.serverConfig.etcd.restoreFrom"
+	}
+	if w.Remediating {
+		return "a remediation of the control plane is in progress"
+	}
+	if s := names(w.specificServers(func(s Server) bool { return s.Deleting })); len(s) > 0 {
+		return "servers are being deleted (a rollout, scale-down or remediation runs): " + list(s)
+	}
+	if s := names(w.specificServers(func(s Server) bool { return s.UpdatingInPlace })); len(s) > 0 {
+		return "servers are being updated in place: " + list(s)
+	}
+	if s := names(w.specificServers(func(s Server) bool { return s.MarkedForRemediation })); len(s) > 0 {
+		return "servers are marked for remediation: " + list(s)
+	}
+	if s := names(w.specificServers(func(s Server) bool { return s.Outdated })); len(s) > 0 {
+		return "a rollout is in progress, servers need replacing: " + list(s)
+	}
+	if want := ptr.Deref(kcp.Spec.Replicas, 1); int(want) != len(w.Servers) {
+		return fmt.Sprintf("the control plane is scaling: %d servers, %d wanted", len(w.Servers), want)
+	}
+	return ""
+}
+
+// unsupported says why a control plane cannot be restored this way at all.
+func unsupported(kcp *controlplanev1.KThreesControlPlane) string {
+	sc := kcp.Spec.KThreesConfigSpec.ServerConfig
+	if sc.Datastore != nil {
+		return "the control plane runs on an external datastore (serverConfig.datastore), not embedded etcd: restore the datastore instead"
+	}
+	if sc.Etcd == nil || sc.Etcd.Snapshots == nil || sc.Etcd.Snapshots.S3 == nil {
+		return "kthreesConfigSpec.serverConfig.etcd.snapshots.s3 is not set: a new server can only read a snapshot from S3"
+	}
+	return ""
+}
+
+func decideDeleting(restore string, d Decision, w World) Decision {
+	old := w.specificServers(func(s Server) bool { return s.RestoreOf != restore })
+	if len(old) > 0 {
+		d.Delete = names(old)
+		d.Message = fmt.Sprintf("restoring snapshot %s: deleting the old servers %s; the workload API is down until the first server has restored", d.Snapshot, list(d.Delete))
+		return d
+	}
+	d.Phase = controlplanev1.EtcdRestoreRestoringFirstServer
+	d.Message = fmt.Sprintf("restoring snapshot %s: creating the first server", d.Snapshot)
+	return d
+}
+
+func decideFirstServer(restore string, d Decision, w World) Decision {
+	// A server the control plane made before it saw this restore is old too.
+	if old := w.specificServers(func(s Server) bool { return s.RestoreOf != restore }); len(old) > 0 {
+		d.Delete = names(old)
+		d.Message = fmt.Sprintf("restoring snapshot %s: deleting servers that are not the restore's: %s", d.Snapshot, list(d.Delete))
+		return d
+	}
+	if why := unsupported(w.ControlPlane); why != "" {
+		d.Message = "held before creating the first server: " + why
+		return d
+	}
+	own := w.specificServers(func(s Server) bool { return !s.Deleting })
+	if len(own) == 0 {
+		if deleting := names(w.Servers); len(deleting) > 0 {
+			d.Message = "waiting for the deleted first server to be gone before creating another: " + list(deleting)
+			return d
+		}
+		d.CreateFirstServer = true
+		d.Message = fmt.Sprintf("restoring snapshot %s: creating the first server", d.Snapshot)
+		return d
+	}
+	first := own[0]
+	d.FirstServer = first.Name
+	if first.Ready && first.HasNode {
+		d.Phase = controlplanev1.EtcdRestoreJoiningServers
+		d.Message = fmt.Sprintf("snapshot %s restored on %s; the control plane joins the other servers", d.Snapshot, first.Name)
+		return d
+	}
+	d.Message = fmt.Sprintf("restoring snapshot %s on the first server %s", d.Snapshot, first.Name)
+	if first.Status != "" {
+		d.Message += ": " + first.Status
+	}
+	return d
+}
+
+func decideJoining(d Decision, w World) Decision {
+	want := int(ptr.Deref(w.ControlPlane.Spec.Replicas, 1))
+	live := w.specificServers(func(s Server) bool { return !s.Deleting })
+	ready := w.specificServers(func(s Server) bool { return !s.Deleting && s.Ready && s.HasNode })
+	deleting := len(w.Servers) - len(live)
+	if len(live) == want && len(ready) == want && deleting == 0 && w.EtcdHealthy {
+		d.Phase = controlplanev1.EtcdRestoreSucceeded
+		d.Message = fmt.Sprintf("snapshot %s restored: %d servers Ready, etcd healthy", d.Snapshot, want)
+		return d
+	}
+	d.Message = fmt.Sprintf("snapshot %s restored on %s; joining servers: %d of %d Ready", d.Snapshot, d.FirstServer, len(ready), want)
+	if deleting > 0 {
+		d.Message += fmt.Sprintf(", %d being deleted", deleting)
+	}
+	if !w.EtcdHealthy {
+		d.Message += ", etcd not healthy yet"
+	}
+	return d
+}
+
+func list(s []string) string {
+	s = append([]string(nil), s...)
+	sort.Strings(s)
+	return strings.Join(s, ", ")
+}
