@@ -4,38 +4,37 @@ import (
 	"strings"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 )
 
 // A referenced KThreesEtcdSnapshot gives its name only once it succeeded into S3;
-// one still running is waited for; a failed one, one without a name and one on a
-// server's disk are refused with the reason.
+// one still running is waited for; a failed one, one without a name and one only on
+// a server's disk are refused with the reason.
 func TestSnapshotOf(t *testing.T) {
+	const name = "on-demand-cp-a-1700000000"
 	for _, tc := range []struct {
 		name           string
-		status         map[string]any
+		status         controlplanev1.KThreesEtcdSnapshotStatus
 		want, wait, no string
 	}{
-		{name: "succeeded into S3", status: map[string]any{"phase": "Succeeded",
-			"name": "on-demand-cp-a-1700000000", "location": "s3://backups/c1/on-demand-cp-a-1700000000"},
-			want: "on-demand-cp-a-1700000000"},
-		{name: "result nested", status: map[string]any{"phase": "Succeeded",
-			"result": map[string]any{"name": "on-demand-cp-a-1", "location": "s3://b/on-demand-cp-a-1"}},
-			want: "on-demand-cp-a-1"},
-		{name: "running", status: map[string]any{"phase": "Running"}, wait: "is Running"},
-		{name: "no status yet", status: nil, wait: "not done yet"},
-		{name: "failed", status: map[string]any{"phase": "Failed", "error": "S3 refused the upload"}, no: "failed: S3 refused the upload"},
-		{name: "no name", status: map[string]any{"phase": "Succeeded", "location": "s3://b/x"}, no: "without a snapshot name"},
-		{name: "on a disk", status: map[string]any{"phase": "Succeeded", "name": "on-demand-cp-a-1",
-			"location": "file:///var/lib/rancher/k3s/server/db/snapshots/on-demand-cp-a-1"}, no: "not in S3"},
+		{name: "succeeded into S3", status: controlplanev1.KThreesEtcdSnapshotStatus{Phase: controlplanev1.EtcdSnapshotSucceeded,
+			Snapshot: &controlplanev1.EtcdSnapshotResult{Name: name, Location: "file:///var/lib/rancher/k3s/server/db/snapshots/" + name,
+				S3Location: "s3://backups/c1/" + name}}, want: name},
+		{name: "running", status: controlplanev1.KThreesEtcdSnapshotStatus{Phase: controlplanev1.EtcdSnapshotRunning}, wait: "is Running"},
+		{name: "no status yet", wait: "not done yet"},
+		{name: "failed", status: controlplanev1.KThreesEtcdSnapshotStatus{Phase: controlplanev1.EtcdSnapshotFailed, Error: "S3 refused the upload"},
+			no: "failed: S3 refused the upload"},
+		{name: "no name", status: controlplanev1.KThreesEtcdSnapshotStatus{Phase: controlplanev1.EtcdSnapshotSucceeded,
+			Snapshot: &controlplanev1.EtcdSnapshotResult{S3Location: "s3://b/x"}}, no: "without a snapshot name"},
+		{name: "no result", status: controlplanev1.KThreesEtcdSnapshotStatus{Phase: controlplanev1.EtcdSnapshotSucceeded}, no: "without a snapshot name"},
+		{name: "on a disk only", status: controlplanev1.KThreesEtcdSnapshotStatus{Phase: controlplanev1.EtcdSnapshotSucceeded,
+			Snapshot: &controlplanev1.EtcdSnapshotResult{Name: name, Location: "file:///var/lib/rancher/k3s/server/db/snapshots/" + name}},
+			no: "not in S3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			u := &unstructured.Unstructured{Object: map[string]any{}}
-			u.SetName("snap-1")
-			if tc.status != nil {
-				u.Object["status"] = tc.status
-			}
-			got := snapshotOf(u)
+			snap := &controlplanev1.KThreesEtcdSnapshot{Status: tc.status}
+			snap.Name = "snap-1"
+			got := snapshotOf(snap)
 			if got.Name != tc.want || !contains(got.Wait, tc.wait) || !contains(got.Problem, tc.no) {
 				t.Errorf("snapshot %+v, want name %q, wait %q, problem %q", got, tc.want, tc.wait, tc.no)
 			}
