@@ -173,11 +173,11 @@ func clusterToControlPlane(_ context.Context, o client.Object) []reconcile.Reque
 	if !ok {
 		return nil
 	}
-	ref := cluster.Spec.ControlPlaneRef
-	if ref.APIGroup != controlplanev1.GroupVersion.Group || ref.Kind != "KThreesControlPlane" || ref.Name == "" {
+	name := controlplanev1.ControlPlaneName(cluster)
+	if name == "" {
 		return nil
 	}
-	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: cluster.Namespace, Name: ref.Name}}}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: cluster.Namespace, Name: name}}}
 }
 
 // tokenSecretToControlPlane maps a Secret named like a cluster's join token to the

@@ -149,12 +149,12 @@ func (r *Reconciler) adopt(ctx context.Context, s *controlplanev1.KThreesEtcdSna
 
 // controlPlane is the cluster's KThreesControlPlane, nil when it has another kind or none.
 func (r *Reconciler) controlPlane(ctx context.Context, cluster *clusterv1.Cluster) (*controlplanev1.KThreesControlPlane, error) {
-	ref := cluster.Spec.ControlPlaneRef
-	if ref.APIGroup != controlplanev1.GroupVersion.Group || ref.Kind != "KThreesControlPlane" || ref.Name == "" {
+	name := controlplanev1.ControlPlaneName(cluster)
+	if name == "" {
 		return nil, nil
 	}
 	kcp := &controlplanev1.KThreesControlPlane{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: ref.Name}, kcp); err != nil {
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: name}, kcp); err != nil {
 		return nil, client.IgnoreNotFound(err)
 	}
 	return kcp, nil

@@ -58,20 +58,8 @@ type PlanOptions struct {
 // time; a server is cordoned (its workloads stay, as for a k3s restart), an agent is
 // drained first. The Job tolerates every taint: the selector alone picks the Node.
 func desiredPlan(machine *clusterv1.Machine, node *corev1.Node, version string, o PlanOptions) *unstructured.Unstructured {
-	hostname := node.Labels[corev1.LabelHostname]
-	if hostname == "" {
-		hostname = node.Name
-	}
-	spec := map[string]any{
-		"concurrency": int64(1),
-		"version":     version,
-		"nodeSelector": map[string]any{"matchExpressions": []any{map[string]any{
-			"key": corev1.LabelHostname, "operator": "In", "values": []any{hostname},
-		}}},
-		"serviceAccountName": o.ServiceAccount,
-		"tolerations":        []any{map[string]any{"operator": "Exists"}},
-		"upgrade":            map[string]any{"image": o.Image},
-	}
+	spec := nodePlanSpec(node, version, o)
+	spec["upgrade"] = map[string]any{"image": o.Image}
 	if isServer(machine) {
 		spec["cordon"] = true
 	} else {
@@ -84,6 +72,25 @@ func desiredPlan(machine *clusterv1.Machine, node *corev1.Node, version string, 
 	p.SetLabels(map[string]string{clusterv1.ClusterNameLabel: machine.Spec.ClusterName})
 	p.SetAnnotations(map[string]string{MachineAnnotation: machine.Namespace + "/" + machine.Name})
 	return p
+}
+
+// nodePlanSpec is what every capk3s Plan shares: one Node, picked by its host name,
+// one at a time, run by the SUC service account with every taint tolerated (the
+// selector alone picks the Node), at version (SUC tags the upgrade image with it).
+func nodePlanSpec(node *corev1.Node, version string, o PlanOptions) map[string]any {
+	hostname := node.Labels[corev1.LabelHostname]
+	if hostname == "" {
+		hostname = node.Name
+	}
+	return map[string]any{
+		"concurrency": int64(1),
+		"version":     version,
+		"nodeSelector": map[string]any{"matchExpressions": []any{map[string]any{
+			"key": corev1.LabelHostname, "operator": "In", "values": []any{hostname},
+		}}},
+		"serviceAccountName": o.ServiceAccount,
+		"tolerations":        []any{map[string]any{"operator": "Exists"}},
+	}
 }
 
 func isServer(m *clusterv1.Machine) bool {

@@ -80,22 +80,10 @@ func K3sUnit(machine *clusterv1.Machine) string {
 // restart leaves the workloads running (the unit's KillMode keeps containerd's
 // shims). The Job tolerates every taint.
 func RestartPlan(machine *clusterv1.Machine, node *corev1.Node, version string, expiry time.Time, o PlanOptions) *unstructured.Unstructured {
-	hostname := node.Labels[corev1.LabelHostname]
-	if hostname == "" {
-		hostname = node.Name
-	}
-	spec := map[string]any{
-		"concurrency": int64(1),
-		"version":     version,
-		"nodeSelector": map[string]any{"matchExpressions": []any{map[string]any{
-			"key": corev1.LabelHostname, "operator": "In", "values": []any{hostname},
-		}}},
-		"serviceAccountName": o.ServiceAccount,
-		"tolerations":        []any{map[string]any{"operator": "Exists"}},
-		"upgrade": map[string]any{
-			"image":   o.Image,
-			"command": []any{"chroot", "/host", "systemctl", "restart", K3sUnit(machine)},
-		},
+	spec := nodePlanSpec(node, version, o)
+	spec["upgrade"] = map[string]any{
+		"image":   o.Image,
+		"command": []any{"chroot", "/host", "systemctl", "restart", K3sUnit(machine)},
 	}
 	p := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
 	p.SetGroupVersionKind(planGVK)

@@ -65,12 +65,12 @@ func (r *Reconciler) observe(ctx context.Context, restore *controlplanev1.KThree
 
 // controlPlane is the Cluster's KThreesControlPlane, nil when it references none.
 func (r *Reconciler) controlPlane(ctx context.Context, cluster *clusterv1.Cluster) (*controlplanev1.KThreesControlPlane, error) {
-	ref := cluster.Spec.ControlPlaneRef
-	if ref.APIGroup != controlplanev1.GroupVersion.Group || ref.Kind != "KThreesControlPlane" || ref.Name == "" {
+	name := controlplanev1.ControlPlaneName(cluster)
+	if name == "" {
 		return nil, nil
 	}
 	kcp := &controlplanev1.KThreesControlPlane{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: ref.Name}, kcp); err != nil {
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: name}, kcp); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}
