@@ -68,6 +68,13 @@ func TestDecide(t *testing.T) {
 		events: []Event{warn(t0, "10", kubelet), ok(t0.Add(time.Hour), "20")},
 		want:   Node{State: Clear, CheckedAt: t0.Add(time.Hour)},
 	}, {
+		// k3s records OK only when its check found nothing to warn about, so an OK is
+		// never part of a warning's check, however close in time: a node that restarts
+		// at once may report within the 2 s that group one check's Events.
+		name:   "an OK seconds after a warning (k3s restarted at once) is a check of its own",
+		events: []Event{warn(t0, "10", kubelet), caWarn(t0, "11", serverC), ok(t0.Add(2*time.Second), "20")},
+		want:   Node{State: Clear, CheckedAt: t0.Add(2 * time.Second)},
+	}, {
 		name:   "a warning after an OK (time passed) wins",
 		events: []Event{ok(t0, "10"), warn(t0.Add(30*time.Minute), "20", kubelet)},
 		want:   Node{State: InWindow, Expiry: date("2027-03-01T10:00:00Z"), Certificate: "kubelet/client-kubelet.crt", CheckedAt: t0.Add(30 * time.Minute)},
