@@ -89,6 +89,12 @@ func Decide(events []Event) Node {
 		}
 	}
 	n := Node{State: Clear, CheckedAt: latest.Time}
+	if latest.Reason == ReasonOK {
+		// k3s records OK only when the check found nothing to warn about, leaf or CA:
+		// an OK is a check of its own, never grouped with warnings however close in
+		// time (a k3s restarted at once reports within seconds of its last warning).
+		return n
+	}
 	leafWarned := false
 	for _, e := range known {
 		if d := e.Time.Sub(latest.Time); d > sameCheck || d < -sameCheck {

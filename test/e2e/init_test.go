@@ -17,9 +17,12 @@ import (
 
 // TestInitNonHA: one server and two agents come up; the kubeconfig capk3s wrote
 // reaches the workload cluster, whose Nodes carry k3s's labels. The agents' Nodes
-// registered with Cluster API's uninitialized taint, which CAPI removed.
+// registered with Cluster API's uninitialized taint, which CAPI removed. Without the
+// in-place path, the server whose certificates near expiry is then replaced
+// (rollout.before.certificatesExpiryDays, certificates_test.go).
 func TestInitNonHA(t *testing.T) {
 	s := newScenario(t, 1, 2)
+	s.withShortCertificateChecks()
 	s.create()
 	s.waitServers(1, oldVersion)
 	s.waitAgents(2)
@@ -67,6 +70,7 @@ func TestInitNonHA(t *testing.T) {
 	if len(tok.Data["agent-value"]) == 0 {
 		t.Error("a new cluster's token Secret has no agent token")
 	}
+	s.checkCertificateRenewalByReplacement()
 	s.token.check(t)
 }
 

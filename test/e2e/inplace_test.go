@@ -125,6 +125,7 @@ func equalUIDs(a, b map[string]types.UID) bool {
 func TestInPlaceUpgrade(t *testing.T) {
 	s := newScenario(t, 3, 2)
 	s.objs.SimCluster.Annotations = map[string]string{simv1.SystemUpgradeControllerAnnotation: "true"}
+	s.withShortCertificateChecks()
 	// No surge: with one, CAPI and capk3s create a spare Machine first and update only
 	// the others in place; without, every Machine is updated where it is.
 	s.objs.ControlPlane.Spec.RolloutStrategy = &controlplanev1.RolloutStrategy{
@@ -140,6 +141,7 @@ func TestInPlaceUpgrade(t *testing.T) {
 	s.create()
 	s.waitServers(3, oldVersion)
 	s.waitAgents(2)
+	s.checkCertificateRenewalInPlace()
 	machines := s.machineUIDs()
 	nodes := sets.KeySet(s.nodes())
 	members := simulator.EtcdMembers(s.key)
