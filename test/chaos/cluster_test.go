@@ -2,7 +2,6 @@ package chaos
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -228,14 +227,7 @@ func (c *chaosCluster) agentsOrNone(agents int32) func(ctx context.Context) (boo
 	return c.agentsReady(agents, time.Time{})
 }
 
-// workloadPort is the port of the cluster's workload API.
-func (c *chaosCluster) workloadPort(ctx context.Context) (int, error) {
-	cl := &clusterv1.Cluster{}
-	if err := env.Client.Get(ctx, c.key, cl); err != nil {
-		return 0, err
-	}
-	if cl.Spec.ControlPlaneEndpoint.Port == 0 {
-		return 0, errors.New("no control plane endpoint yet")
-	}
-	return int(cl.Spec.ControlPlaneEndpoint.Port), nil
+// workloadPort is the port of the kube-apiserver process behind the cluster's endpoint.
+func (c *chaosCluster) workloadPort(context.Context) (int, error) {
+	return simulator.WorkloadAPIPort(c.key)
 }

@@ -59,7 +59,7 @@ var providers = []installed{
 		namespace: "capk3s-control-plane-system",
 		prefix:    "capk3s-control-plane-",
 		image:     "example.test/capk3s/capk3s-control-plane-controller:v0.0.0-test",
-		crds:      []string{"kthreescontrolplanes.controlplane.cluster.x-k8s.io", "kthreescontrolplanetemplates.controlplane.cluster.x-k8s.io", "kthreesetcdsnapshots.controlplane.cluster.x-k8s.io", "kthreesetcdrestores.controlplane.cluster.x-k8s.io"},
+		crds:      []string{"kthreescontrolplanes.controlplane.cluster.x-k8s.io", "kthreescontrolplanetemplates.controlplane.cluster.x-k8s.io", "kthreesetcdrestores.controlplane.cluster.x-k8s.io", "kthreesetcdsnapshots.controlplane.cluster.x-k8s.io"},
 		converted: []string{"kthreescontrolplanes.controlplane.cluster.x-k8s.io"},
 		allowed: []access{
 			{verb: "create", group: "cluster.x-k8s.io", resource: "machines", namespace: "any"},

@@ -227,6 +227,22 @@ func (p *Provider) Restores(cluster types.NamespacedName) int {
 	return c.restores
 }
 
+// WorkloadAPIPort is the port of the kube-apiserver behind a Cluster's endpoint (the
+// endpoint itself is the supervisor's front, cluster.go), so that a test can stop that
+// very process; an error while the API does not run.
+func (p *Provider) WorkloadAPIPort(cluster types.NamespacedName) (int, error) {
+	c := p.cluster(cluster)
+	if c == nil {
+		return 0, fmt.Errorf("no simulated workload cluster %s", cluster)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.api == nil {
+		return 0, fmt.Errorf("the workload API of %s does not run", cluster)
+	}
+	return c.api.Port, nil
+}
+
 // EtcdMembers lists a Cluster's etcd members by name.
 func (p *Provider) EtcdMembers(cluster types.NamespacedName) []string {
 	c := p.cluster(cluster)
