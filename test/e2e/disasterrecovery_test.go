@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -213,7 +214,23 @@ func (s *scenario) restoreToSnapshot(snap string) {
 		if st.Phase == controlplanev1.EtcdRestoreFailed || st.Phase == controlplanev1.EtcdRestoreRefused {
 			return false, "", fmt.Errorf("restore %s: %s", st.Phase, st.Message)
 		}
-		return st.Phase == controlplanev1.EtcdRestoreSucceeded, fmt.Sprintf("phase %s: %s", st.Phase, st.Message), nil
+		state := fmt.Sprintf("phase %s: %s", st.Phase, st.Message)
+		if st.Phase != controlplanev1.EtcdRestoreSucceeded {
+			// What the workload API holds, read directly (the managers read caches).
+			list := &corev1.NodeList{}
+			lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			if err := s.workloadClient().List(lctx, list); err != nil {
+				state += fmt.Sprintf("; workload API (kubeconfig): %v", err)
+			} else {
+				names := []string{}
+				for _, n := range list.Items {
+					names = append(names, n.Name)
+				}
+				state += fmt.Sprintf("; workload Nodes %v", names)
+			}
+		}
+		return st.Phase == controlplanev1.EtcdRestoreSucceeded, state, nil
 	})
 	s.restoring = false
 	for _, c := range []string{controlplanev1.EtcdRestoreStartedCondition, controlplanev1.EtcdRestoreServersDeletedCondition,
