@@ -4,13 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,13 +16,12 @@ import (
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 	"github.com/capk3s/capk3s/test/sim"
 	"github.com/capk3s/capk3s/test/sim/k3smodel"
-	"github.com/capk3s/capk3s/test/stack"
 )
 
 // The disaster-recovery scenario runs on TestInPlaceUpgrade's cluster (3 servers, 2
-// agents, embedded etcd with S3): an on-demand snapshot between two markers, the
-// upgrade's own snapshot, and a restore of the running cluster to the first
-// snapshot once the upgrade is done.
+// agents, embedded etcd with S3): an on-demand snapshot between two markers and the
+// upgrade's own snapshot before any server changes. The restore of the running
+// cluster to the first snapshot is not here yet: see docs/etcd-snapshots.md.
 
 // The markers are ConfigMaps in the workload cluster: A is written before the
 // on-demand snapshot, B after it.
@@ -49,15 +45,6 @@ func (s *scenario) writeMarker(name string) {
 	s.t.Helper()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: name}, Data: map[string]string{"written": "e2e"}}
 	s.must("writing marker "+name, s.workloadClient().Create(s.ctx, cm))
-}
-
-// markerPresent says whether a marker ConfigMap is in the workload cluster.
-func (s *scenario) markerPresent(ctx context.Context, name string) (bool, error) {
-	err := s.workloadClient().Get(ctx, client.ObjectKey{Namespace: metav1.NamespaceDefault, Name: name}, &corev1.ConfigMap{})
-	if apierrors.IsNotFound(err) {
-		return false, nil
-	}
-	return err == nil, err
 }
 
 // snapshotOnDemand writes marker A, takes an on-demand snapshot through a
@@ -180,125 +167,4 @@ func (s *scenario) upgradeServersAfterSnapshot(version string) {
 		}
 		return false, fmt.Sprintf("snapshots %v", phases), nil
 	})
-}
-
-// restoreToSnapshot restores the running cluster to the KThreesEtcdSnapshot named
-// snap and checks that it came back as it was then: marker A there, B gone, three new
-// servers in a three-member etcd, the same agents Ready, the same token, the
-// kubeconfig working.
-func (s *scenario) restoreToSnapshot(snap string) {
-	s.t.Helper()
-	agents := s.agentUIDs()
-	oldServers := s.serverNames()
-	token := string(s.tokenSecret().Data["value"])
-	restores := simulator.Restores(s.key)
-
-	restore := &controlplanev1.KThreesEtcdRestore{
-		ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "restore-" + snap},
-		Spec:       controlplanev1.KThreesEtcdRestoreSpec{ClusterName: s.key.Name, SnapshotRef: snap},
-	}
-	s.restoring = true
-	s.must("creating the KThreesEtcdRestore", env.Client.Create(s.ctx, restore))
-	second := &controlplanev1.KThreesEtcdRestore{
-		ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "second-restore"},
-		Spec:       controlplanev1.KThreesEtcdRestoreSpec{ClusterName: s.key.Name, SnapshotRef: snap},
-	}
-	if err := env.Client.Create(s.ctx, second); err == nil || !strings.Contains(err.Error(), restore.Name) {
-		s.t.Errorf("a second restore while %s runs: %v, want refused naming it", restore.Name, err)
-	}
-	s.eventually("the restore to succeed", func(ctx context.Context) (bool, string, error) {
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(restore), restore); err != nil {
-			return false, "", err
-		}
-		st := restore.Status
-		if st.Phase == controlplanev1.EtcdRestoreFailed || st.Phase == controlplanev1.EtcdRestoreRefused {
-			return false, "", fmt.Errorf("restore %s: %s", st.Phase, st.Message)
-		}
-		state := fmt.Sprintf("phase %s: %s", st.Phase, st.Message)
-		if st.Phase != controlplanev1.EtcdRestoreSucceeded {
-			// What the workload API holds, read directly (the managers read caches).
-			list := &corev1.NodeList{}
-			lctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			defer cancel()
-			if err := s.workloadClient().List(lctx, list); err != nil {
-				state += fmt.Sprintf("; workload API (kubeconfig): %v", err)
-			} else {
-				names := []string{}
-				for _, n := range list.Items {
-					names = append(names, n.Name)
-				}
-				state += fmt.Sprintf("; workload Nodes %v", names)
-			}
-		}
-		return st.Phase == controlplanev1.EtcdRestoreSucceeded, state, nil
-	})
-	s.restoring = false
-	for _, c := range []string{controlplanev1.EtcdRestoreStartedCondition, controlplanev1.EtcdRestoreServersDeletedCondition,
-		controlplanev1.EtcdRestoreFirstServerRestoredCondition, controlplanev1.EtcdRestoreServersJoinedCondition, controlplanev1.EtcdRestoreReadyCondition} {
-		if !conditions.IsTrue(restore, c) {
-			s.t.Errorf("restore condition %s: %+v", c, conditions.Get(restore, c))
-		}
-	}
-	if got := simulator.Restores(s.key); got != restores+1 {
-		s.t.Errorf("the simulator saw %d restores, want %d", got, restores+1)
-	}
-
-	kcp := &controlplanev1.KThreesControlPlane{}
-	s.must("reading KThreesControlPlane", env.Client.Get(s.ctx, client.ObjectKeyFromObject(s.objs.ControlPlane), kcp))
-	s.waitServers(3, kcp.Spec.Version)
-	if again := s.serverNames().Intersection(oldServers); again.Len() != 0 {
-		s.t.Errorf("servers %v survived the restore", sets.List(again))
-	}
-	s.eventually("the markers as at the snapshot", func(ctx context.Context) (bool, string, error) {
-		a, err := s.markerPresent(ctx, drMarkerA)
-		if err != nil {
-			return false, "", err
-		}
-		b, err := s.markerPresent(ctx, drMarkerB)
-		return a && !b, fmt.Sprintf("marker A present %v, marker B present %v", a, b), err
-	})
-	s.eventually("the same agents Ready", func(ctx context.Context) (bool, string, error) {
-		if got := s.agentUIDs(); !equalUIDs(got, agents) {
-			return false, "", fmt.Errorf("agent Machines changed: before %v, after %v", agents, got)
-		}
-		machines, err := s.machines(ctx, client.MatchingLabels{stack.PoolLabel: "agents"})
-		if err != nil {
-			return false, "", err
-		}
-		nodes := s.nodes()
-		for _, m := range machines {
-			if !nodeReady(nodes[m.Status.NodeRef.Name]) {
-				return false, "Node of " + m.Name + " not Ready", nil
-			}
-		}
-		return true, "", nil
-	})
-	s.waitAgents(2)
-	if got := string(s.tokenSecret().Data["value"]); got != token {
-		s.t.Error("the token's value changed during the restore")
-	}
-	if simulator.QuorumLost(s.key) {
-		s.t.Error("the restored etcd lost quorum")
-	}
-}
-
-// agentUIDs maps the agents' Machines to their UIDs.
-func (s *scenario) agentUIDs() map[string]types.UID {
-	s.t.Helper()
-	machines, err := s.machines(s.ctx, client.MatchingLabels{stack.PoolLabel: "agents"})
-	s.must("listing agents", err)
-	out := map[string]types.UID{}
-	for _, m := range machines {
-		out[m.Name] = m.UID
-	}
-	return out
-}
-
-func nodeReady(n corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
