@@ -178,6 +178,11 @@ func TestSnapshotUploadsToTheControlPlanesS3(t *testing.T) {
 	if s3["bucket"] != "backups" || s3["folder"] != "c1" || s3["accessKey"] != "AKID" || s3["secretKey"] != "SECRET" || s3["endpointCA"] != cloudinit.EtcdS3CAPath {
 		t.Fatalf("s3 request %v", s3)
 	}
+	// k3s takes the request's s3 block as it is, timeout too: a zero timeout fails the
+	// bucket check at once, so the request carries k3s's default etcd-s3-timeout.
+	if s3["timeout"] != "5m0s" {
+		t.Fatalf("s3 request timeout %v, want k3s's default 5m0s", s3["timeout"])
+	}
 	if strings.Contains(got.Status.Error+readyMessage(got), "SECRET") {
 		t.Fatal("the S3 secret key shows in the status")
 	}

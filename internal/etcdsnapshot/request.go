@@ -2,9 +2,12 @@ package etcdsnapshot
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/secret"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -40,6 +43,30 @@ func s3Settings(kcp *controlplanev1.KThreesControlPlane) *bootstrapv1.EtcdSnapsh
 		return nil
 	}
 	return etcd.Snapshots.S3
+}
+
+// defaultS3Timeout is k3s's etcd-s3-timeout default (pkg/cli/cmds/server.go; v1.34.9,
+// v1.35.4, v1.36.2).
+const defaultS3Timeout = 5 * time.Minute
+
+// s3Timeout is the etcd-s3-timeout the servers run with: the one their extraConfig
+// sets, else k3s's default. A save request must carry it, because k3s uses the
+// request's S3 settings instead of the server's, timeout included, and a zero
+// timeout fails the upload's first call at once.
+func s3Timeout(kcp *controlplanev1.KThreesControlPlane) time.Duration {
+	raw, ok := kcp.Spec.KThreesConfigSpec.ServerConfig.ExtraConfig["etcd-s3-timeout"]
+	if !ok {
+		return defaultS3Timeout
+	}
+	var s string
+	if err := json.Unmarshal(raw.Raw, &s); err != nil {
+		return defaultS3Timeout
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return defaultS3Timeout
+	}
+	return d
 }
 
 // wantsS3 says whether the snapshot is uploaded: location S3, or unset with S3 configured.
@@ -81,11 +108,12 @@ func newClientFor(ctx context.Context, r client.Reader, cluster *clusterv1.Clust
 
 // s3Request is the S3 block of the request: the control plane's settings, the
 // keys from its credentials Secret (k3s ignores the server's own keys for this
-// request), the endpoint CA where every server has it.
-func s3Request(ctx context.Context, r client.Reader, namespace string, s3 *bootstrapv1.EtcdSnapshotsS3) (*supervisor.S3, error) {
+// request), the endpoint CA where every server has it, and the S3 timeout (k3s
+// does not default a request's: see s3Timeout).
+func s3Request(ctx context.Context, r client.Reader, namespace string, s3 *bootstrapv1.EtcdSnapshotsS3, timeout time.Duration) (*supervisor.S3, error) {
 	out := &supervisor.S3{
 		Bucket: s3.Bucket, Endpoint: s3.Endpoint, Region: s3.Region, Folder: s3.Folder,
-		Insecure: s3.Insecure, SkipSSLVerify: s3.SkipSSLVerify,
+		Insecure: s3.Insecure, SkipSSLVerify: s3.SkipSSLVerify, Timeout: metav1.Duration{Duration: timeout},
 	}
 	if s3.EndpointCASecret != nil {
 		out.EndpointCA = cloudinit.EtcdS3CAPath

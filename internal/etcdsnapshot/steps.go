@@ -35,7 +35,7 @@ func (r *Reconciler) request(ctx context.Context, s *controlplanev1.KThreesEtcdS
 	var req supervisor.SaveRequest
 	req.Name = requestedName(s)
 	if wantsS3(s, kcp) {
-		if req.S3, err = s3Request(ctx, r.APIReader, kcp.Namespace, s3Settings(kcp)); err != nil {
+		if req.S3, err = s3Request(ctx, r.APIReader, kcp.Namespace, s3Settings(kcp), s3Timeout(kcp)); err != nil {
 			return r.notYet(ctx, s, err.Error())
 		}
 	}

@@ -22,6 +22,25 @@ import (
 // server, and records snapshots as k3s does.
 func (s *scenario) withEtcdSnapshots() {
 	s.t.Helper()
+	s.objs.ControlPlane.Spec.KThreesConfigSpec.ServerConfig.Etcd = &bootstrapv1.Etcd{
+		Snapshots:   &bootstrapv1.EtcdSnapshots{Schedule: "0 */6 * * *", Retention: ptr.To[int32](5), S3: s.etcdS3()},
+		RestoreFrom: "etcd-snapshot-old-cluster-1700000000",
+	}
+	// The old cluster's snapshot is in the bucket: the simulator restores only what is.
+	sim.PutS3Object(e2eS3Endpoint, e2eS3Bucket, s.ns+"/etcd-snapshot-old-cluster-1700000000")
+}
+
+// The simulated S3 the scenarios upload snapshots to; each scenario's folder is its
+// namespace.
+const (
+	e2eS3Endpoint = "minio.example.com:9000"
+	e2eS3Bucket   = "k3s-backups"
+)
+
+// etcdS3 creates the scenario's S3 credentials Secret and returns the S3 settings
+// that use it: the simulator refuses S3 credentials in config.yaml.
+func (s *scenario) etcdS3() *bootstrapv1.EtcdSnapshotsS3 {
+	s.t.Helper()
 	creds := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "etcd-backup-s3"},
 		StringData: map[string]string{
@@ -30,18 +49,10 @@ func (s *scenario) withEtcdSnapshots() {
 		},
 	}
 	s.must("creating the S3 credentials Secret", env.Client.Create(s.ctx, creds))
-	s.objs.ControlPlane.Spec.KThreesConfigSpec.ServerConfig.Etcd = &bootstrapv1.Etcd{
-		Snapshots: &bootstrapv1.EtcdSnapshots{
-			Schedule: "0 */6 * * *", Retention: ptr.To[int32](5),
-			S3: &bootstrapv1.EtcdSnapshotsS3{
-				Bucket: "k3s-backups", Endpoint: "minio.example.com:9000", Folder: s.ns,
-				CredentialsSecret: &bootstrapv1.SecretReference{Name: creds.Name},
-			},
-		},
-		RestoreFrom: "etcd-snapshot-old-cluster-1700000000",
+	return &bootstrapv1.EtcdSnapshotsS3{
+		Bucket: e2eS3Bucket, Endpoint: e2eS3Endpoint, Folder: s.ns,
+		CredentialsSecret: &bootstrapv1.SecretReference{Name: creds.Name},
 	}
-	// The old cluster's snapshot is in the bucket: the simulator restores only what is.
-	sim.PutS3Object("minio.example.com:9000", "k3s-backups", s.ns+"/etcd-snapshot-old-cluster-1700000000")
 }
 
 // waitEtcdSnapshots waits for the control plane to report a ready snapshot, then

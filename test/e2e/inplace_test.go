@@ -122,6 +122,10 @@ func equalUIDs(a, b map[string]types.UID) bool {
 // agents replaces no Machine: the same Nodes and etcd members run the new version,
 // quorum holds and the token is untouched. A change the extension refuses (an agent
 // label, which k3s only reads at first boot) then rolls the agents out.
+//
+// Disaster recovery runs on the same cluster (disasterrecovery_test.go): an on-demand
+// etcd snapshot to S3 between two markers, and the upgrade's own snapshot before any
+// server changes.
 func TestInPlaceUpgrade(t *testing.T) {
 	s := newScenario(t, 3, 2)
 	s.objs.SimCluster.Annotations = map[string]string{simv1.SystemUpgradeControllerAnnotation: "true"}
@@ -137,6 +141,7 @@ func TestInPlaceUpgrade(t *testing.T) {
 			MaxSurge: ptr.To(intstr.FromInt32(0)), MaxUnavailable: ptr.To(intstr.FromInt32(1)),
 		},
 	}
+	s.withEtcdSnapshotsToS3()
 	registerInPlaceExtension(s)
 	s.create()
 	s.waitServers(3, oldVersion)
@@ -146,9 +151,11 @@ func TestInPlaceUpgrade(t *testing.T) {
 	nodes := sets.KeySet(s.nodes())
 	members := simulator.EtcdMembers(s.key)
 	value := string(s.tokenSecret().Data["value"])
+	s.snapshotOnDemand()
 
-	// Servers first, then agents: k3s agents must not run ahead of their servers.
-	s.patchKCP(func(kcp *controlplanev1.KThreesControlPlane) { kcp.Spec.Version = newVersion })
+	// Servers first, then agents: k3s agents must not run ahead of their servers. The
+	// rollout takes its own etcd snapshot before it changes a server.
+	s.upgradeServersAfterSnapshot(newVersion)
 	s.waitServers(3, newVersion)
 	s.patchWorkers(func(md *clusterv1.MachineDeployment) { md.Spec.Template.Spec.Version = newVersion })
 	s.waitAgents(2)

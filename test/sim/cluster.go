@@ -219,16 +219,21 @@ func (c *workloadCluster) reaches(url string) bool {
 // setMemberUp marks the member of the server with the given Node up or down, as k3s
 // starts or stops on it. etcd loses quorum when fewer than a majority of the members
 // are up, which takes the API down; that is for good: a member coming back later does
-// not restart the cluster. A Node that is no member, or a cluster that already lost
-// quorum, changes nothing.
+// not restart the cluster. A Node that is no member changes nothing. On a cluster that
+// already lost quorum the member's state is still recorded (a restore waits for every
+// old server to stop its etcd) but nothing else changes.
 func (c *workloadCluster) setMemberUp(node string, up bool) error {
 	c.mu.Lock()
 	m, ok := c.members[node]
-	if !ok || m.up == up || c.quorumLost {
+	if !ok || m.up == up {
 		c.mu.Unlock()
 		return nil
 	}
 	m.up = up
+	if c.quorumLost {
+		c.mu.Unlock()
+		return nil
+	}
 	var err error
 	if !up && c.upMembersLocked() < len(c.members)/2+1 {
 		c.quorumLost = true

@@ -274,3 +274,25 @@ func TestRemovedDownMemberNoLongerCounts(t *testing.T) {
 		t.Error("one of two members up kept quorum")
 	}
 }
+
+func TestMembersStoppingAfterQuorumLossAreDown(t *testing.T) {
+	t.Parallel()
+	// A restore deletes every server: quorum goes with the second, and the third
+	// stopping must still count as stopped, or a cluster-reset on the new first
+	// server would be refused for an old server that no longer runs.
+	c, _ := testCluster("a", "b", "c")
+	for _, n := range []string{"a", "b", "c"} {
+		if err := c.setMemberUp(n, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.mu.Lock()
+	up := c.upMemberNamesLocked()
+	c.mu.Unlock()
+	if len(up) != 0 {
+		t.Errorf("members %v still up after every server stopped", up)
+	}
+	if _, lost := c.status(); !lost {
+		t.Error("quorum came back")
+	}
+}

@@ -63,6 +63,11 @@ type S3 struct {
 	Insecure      bool   `json:"insecure,omitempty"`
 	SkipSSLVerify bool   `json:"skipSSLVerify,omitempty"`
 	Retention     int    `json:"retention,omitempty"`
+	// Timeout bounds each of k3s's S3 calls, the bucket check first. k3s uses the
+	// request's value as it is (pkg/etcd/snapshot_handler.go withRequest, pkg/etcd/s3/s3.go
+	// GetClient; v1.34.9, v1.35.4, v1.36.2): zero fails the save at once with "failed to
+	// test for existence of bucket ...: context deadline exceeded".
+	Timeout metav1.Duration `json:"timeout"`
 }
 
 // snapshotRequest is k3s's SnapshotRequest.
