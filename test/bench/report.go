@@ -53,6 +53,11 @@ type result struct {
 
 	HeapBytes         uint64 `json:"heapBytes"`
 	APIServerRSSBytes int64  `json:"apiserverRSSBytes"`
+	// PeakHeapBytes is the largest live heap sampled until all were ready.
+	PeakHeapBytes uint64 `json:"peakHeapBytes"`
+
+	// Upgrade is the fleet upgrade phase's result, when the run had one (-upgrade).
+	Upgrade *upgradeResult `json:"upgrade,omitempty"`
 }
 
 const resultPrefix = "BENCH-RESULT "
@@ -80,6 +85,7 @@ func (r *result) print(w io.Writer) error {
 	row("idle reads / writes", fmt.Sprintf("%d / %d", r.IdleReads, r.IdleWrites))
 	row("heap after GC", fmt.Sprintf("%.1f MiB (%.0f KiB per cluster)", mib(r.HeapBytes), float64(r.HeapBytes)/1024/float64(max(r.Clusters, 1))))
 	row("kube-apiserver RSS", fmt.Sprintf("%.0f MiB", mib(uint64(max(r.APIServerRSSBytes, 0)))))
+	row("peak heap until ready", fmt.Sprintf("%.1f MiB", mib(r.PeakHeapBytes)))
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -89,6 +95,9 @@ func (r *result) print(w io.Writer) error {
 	printRequests(w, "the provider's own requests until ready", r.ProviderRequests, 25)
 	printRequests(w, "requests in the idle window", r.IdleRequests, 15)
 	printControllers(w, "requests in the idle window, by controller", r.IdleControllers)
+	if r.Upgrade != nil {
+		r.Upgrade.print(w, r.Clusters)
+	}
 	line, err := json.Marshal(r)
 	if err != nil {
 		return err
