@@ -82,7 +82,7 @@ func measure(ctx context.Context, p provider, o options, logf func(string)) (_ *
 	defer cancelWait()
 	took, err := ready.waitAll(waitCtx, created, func(n, total int) { logf(fmt.Sprintf("%d/%d clusters ready", n, total)) })
 	if err != nil {
-		ready.explainStall(ctx, os.Stderr, missing(created, took), 5)
+		ready.explainStall(ctx, os.Stderr, missing(created, took), 5, h.describeNodes(ctx, namespace))
 		select {
 		case e := <-mgrErr:
 			return nil, errors.Join(err, e)

@@ -16,7 +16,9 @@ import (
 // phase, version and the conditions that keep it from Ready. A run that waits in vain
 // says what it waits for, so that a stall can be told from a slow run, and its cause
 // read off the objects instead of guessed.
-func (r *readiness) explainStall(ctx context.Context, w io.Writer, names []string, limit int) {
+//
+// nodes, when set, describes a cluster's workload Nodes as the k3s stand-in sees them.
+func (r *readiness) explainStall(ctx context.Context, w io.Writer, names []string, limit int, nodes func(cluster string) string) {
 	sort.Strings(names)
 	clusters := &clusterv1.ClusterList{}
 	machines := &clusterv1.MachineList{}
@@ -50,6 +52,9 @@ func (r *readiness) explainStall(ctx context.Context, w io.Writer, names []strin
 			}
 			_, _ = fmt.Fprintf(w, "    machine %s (%s, %s, deleting %t): %s\n", m.Name, m.Status.Phase, m.Spec.Version,
 				m.DeletionTimestamp != nil, notTrue(m.Status.Conditions))
+		}
+		if nodes != nil {
+			_, _ = fmt.Fprintf(w, "%s", nodes(name))
 		}
 	}
 }

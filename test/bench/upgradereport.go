@@ -57,7 +57,7 @@ func measureUpgrade(ctx context.Context, cfg *rest.Config, c client.Client, h *h
 		for _, n := range names {
 			created[n] = start
 		}
-		ready.explainStall(ctx, os.Stderr, missing(created, took), 5)
+		ready.explainStall(ctx, os.Stderr, missing(created, took), 5, h.describeNodes(ctx, namespace))
 		return nil, err
 	}
 	allDone := time.Since(start)
