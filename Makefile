@@ -132,8 +132,9 @@ bench: ## Scale benchmark, capk3s beside KubeadmControlPlane on the same harness
 # 3, 50 and 100 clusters, CPU idle, not yet explained; docs/performance.md), and a smoke
 # check must not fail on what it does not test. 'go vet' and 'make lint' still build it.
 .PHONY: bench-smoke
-bench-smoke: ## The benchmark once at 3 capk3s clusters: it must finish and report (no timing is checked).
+bench-smoke: ## The benchmark's unit tests, then the benchmark once at 3 capk3s clusters: it must finish and report (no timing is checked).
 	hack/ensure-tools.sh etcd kube-apiserver
+	cd test/bench && go test -count=1 ./...
 	cd test/bench && go run . -provider capk3s -clusters 3 -idle 5s -timeout 10m
 
 # The chaos scenario (test/chaos): its CI form is one round under `make unit`; the long

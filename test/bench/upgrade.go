@@ -98,7 +98,7 @@ func (u *fleetUpgrade) step(ctx context.Context, w *upgradeWaits) error {
 		}
 		st := states[name]
 		if u.shape.Agents > 0 && !w.agentsAt[name] {
-			if st.serversAt < int(u.shape.Servers) || st.staleServers > 0 {
+			if !st.serversDone(u.shape) {
 				continue
 			}
 			if err := u.bumpAgents(ctx, name); err != nil {
@@ -108,7 +108,7 @@ func (u *fleetUpgrade) step(ctx context.Context, w *upgradeWaits) error {
 			w.agentsAt[name] = true
 			continue
 		}
-		if st.available && st.serversAt == int(u.shape.Servers) && st.agentsAt == int(u.shape.Agents) && st.staleServers+st.staleAgents == 0 {
+		if st.done(u.shape) {
 			w.took[name] = now.Sub(at)
 		}
 	}
@@ -132,18 +132,24 @@ func (u *fleetUpgrade) states(ctx context.Context) (map[string]*clusterUpgradeSt
 	if err := u.ready.cache.List(ctx, machines); err != nil {
 		return nil, err
 	}
+	return upgradeStates(clusters.Items, machines.Items, u.to), nil
+}
+
+// upgradeStates counts, per cluster, the Machines that are upgraded to version and
+// those that are not.
+func upgradeStates(clusters []clusterv1.Cluster, machines []clusterv1.Machine, version string) map[string]*clusterUpgradeState {
 	out := map[string]*clusterUpgradeState{}
-	for i := range clusters.Items {
-		c := &clusters.Items[i]
+	for i := range clusters {
+		c := &clusters[i]
 		out[c.Name] = &clusterUpgradeState{available: conditions.IsTrue(c, clusterv1.AvailableCondition)}
 	}
-	for i := range machines.Items {
-		m := &machines.Items[i]
+	for i := range machines {
+		m := &machines[i]
 		st := out[m.Spec.ClusterName]
 		if st == nil {
 			continue
 		}
-		done := m.DeletionTimestamp == nil && m.Spec.Version == u.to &&
+		done := m.DeletionTimestamp == nil && m.Spec.Version == version &&
 			conditions.IsTrue(m, clusterv1.ReadyCondition) && conditions.IsTrue(m, clusterv1.MachineUpToDateCondition)
 		_, server := m.Labels[clusterv1.MachineControlPlaneLabel]
 		switch {
@@ -157,7 +163,18 @@ func (u *fleetUpgrade) states(ctx context.Context) (map[string]*clusterUpgradeSt
 			st.agentsAt++
 		}
 	}
-	return out, nil
+	return out
+}
+
+// serversDone says every server of the shape is upgraded and no other is left.
+func (st *clusterUpgradeState) serversDone(s shape) bool {
+	return st != nil && st.serversAt == int(s.Servers) && st.staleServers == 0
+}
+
+// done says the whole cluster is upgraded: every Machine of the shape, no other, and
+// the Cluster Available.
+func (st *clusterUpgradeState) done(s shape) bool {
+	return st.serversDone(s) && st.available && st.agentsAt == int(s.Agents) && st.staleAgents == 0
 }
 
 // bumpControlPlanes sets every cluster's control plane version, creators at a time,
