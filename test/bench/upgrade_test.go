@@ -8,10 +8,11 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
-func machine(cluster, name, version string, server, ready, upToDate, deleting bool) clusterv1.Machine {
+// machine is a Machine of cluster "c".
+func machine(name, version string, server, ready, upToDate, deleting bool) clusterv1.Machine {
 	m := clusterv1.Machine{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}},
-		Spec:       clusterv1.MachineSpec{ClusterName: cluster, Version: version},
+		Spec:       clusterv1.MachineSpec{ClusterName: "c", Version: version},
 	}
 	if server {
 		m.Labels[clusterv1.MachineControlPlaneLabel] = ""
@@ -49,17 +50,17 @@ func TestAClusterIsUpgradedWhenEveryMachineOfItsShapeIsAtTheNewVersion(t *testin
 	const from, to = "v1.36.1+k3s1", "v1.36.3+k3s1"
 	s := shape{Servers: 3, Agents: 2}
 	newServers := []clusterv1.Machine{
-		machine("c", "s4", to, true, true, true, false),
-		machine("c", "s5", to, true, true, true, false),
-		machine("c", "s6", to, true, true, true, false),
+		machine("s4", to, true, true, true, false),
+		machine("s5", to, true, true, true, false),
+		machine("s6", to, true, true, true, false),
 	}
 	oldAgents := []clusterv1.Machine{
-		machine("c", "a1", from, false, true, true, false),
-		machine("c", "a2", from, false, true, true, false),
+		machine("a1", from, false, true, true, false),
+		machine("a2", from, false, true, true, false),
 	}
 	newAgents := []clusterv1.Machine{
-		machine("c", "a3", to, false, true, true, false),
-		machine("c", "a4", to, false, true, true, false),
+		machine("a3", to, false, true, true, false),
+		machine("a4", to, false, true, true, false),
 	}
 	for _, tc := range []struct {
 		name                string
@@ -67,23 +68,23 @@ func TestAClusterIsUpgradedWhenEveryMachineOfItsShapeIsAtTheNewVersion(t *testin
 		serversDone, isDone bool
 	}{
 		{"before the upgrade", append([]clusterv1.Machine{
-			machine("c", "s1", from, true, true, true, false),
-			machine("c", "s2", from, true, true, true, false),
-			machine("c", "s3", from, true, true, true, false),
+			machine("s1", from, true, true, true, false),
+			machine("s2", from, true, true, true, false),
+			machine("s3", from, true, true, true, false),
 		}, oldAgents...), false, false},
 		{"an old server is still being deleted", append(append([]clusterv1.Machine{
-			machine("c", "s3", from, true, false, false, true),
+			machine("s3", from, true, false, false, true),
 		}, newServers...), oldAgents...), false, false},
 		{"a new server is not Ready yet", append([]clusterv1.Machine{
-			machine("c", "s4", to, true, true, true, false),
-			machine("c", "s5", to, true, true, true, false),
-			machine("c", "s6", to, true, false, true, false),
+			machine("s4", to, true, true, true, false),
+			machine("s5", to, true, true, true, false),
+			machine("s6", to, true, false, true, false),
 		}, oldAgents...), false, false},
 		{"every server upgraded, the agents not", append(append([]clusterv1.Machine(nil), newServers...), oldAgents...), true, false},
 		{"an old agent is still being deleted", append(append(append([]clusterv1.Machine(nil), newServers...), newAgents...),
-			machine("c", "a2", from, false, false, true, true)), true, false},
+			machine("a2", from, false, false, true, true)), true, false},
 		{"a new agent is not UpToDate", append(append([]clusterv1.Machine(nil), newServers...),
-			machine("c", "a3", to, false, true, true, false), machine("c", "a4", to, false, true, false, false)), true, false},
+			machine("a3", to, false, true, true, false), machine("a4", to, false, true, false, false)), true, false},
 		{"every Machine upgraded", append(append([]clusterv1.Machine(nil), newServers...), newAgents...), true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -102,7 +103,7 @@ func TestAClusterThatIsNotAvailableIsNotUpgraded(t *testing.T) {
 	const to = "v1.32.2"
 	c := availableCluster("c")
 	c.Status.Conditions[0].Status = metav1.ConditionFalse
-	st := upgradeStates([]clusterv1.Cluster{c}, []clusterv1.Machine{machine("c", "s1", to, true, true, true, false)}, to)["c"]
+	st := upgradeStates([]clusterv1.Cluster{c}, []clusterv1.Machine{machine("s1", to, true, true, true, false)}, to)["c"]
 	if st.done(shape{Servers: 1}) {
 		t.Errorf("a cluster that is not Available counts as upgraded")
 	}
