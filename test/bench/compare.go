@@ -105,6 +105,7 @@ var figures = []figure{
 	{"all ready (s)", func(r *result) float64 { return r.AllReadySeconds }},
 	{"p50 per cluster (s)", func(r *result) float64 { return r.P50Seconds }},
 	{"p90 per cluster (s)", func(r *result) float64 { return r.P90Seconds }},
+	{"next server created after, p50 (s)", func(r *result) float64 { return r.ServerGapP50Seconds }},
 	{"writes per cluster", func(r *result) float64 { return r.perCluster(r.Writes) }},
 	{"reads per cluster", func(r *result) float64 { return r.perCluster(r.Reads) }},
 	{"409 conflicts", func(r *result) float64 { return float64(r.Conflicts) }},

@@ -93,6 +93,10 @@ func measure(ctx context.Context, p provider, o options, logf func(string)) (_ *
 	allReady := time.Since(start)
 	provisioning := h.counter.snapshot()
 	provisioningPeak := peak.take()
+	gaps, err := ready.serverGaps(ctx)
+	if err != nil {
+		return nil, err
+	}
 	logf(fmt.Sprintf("all ready after %s; idle window of %s", allReady.Round(time.Second), o.idle))
 	if o.traceIdle {
 		var w io.Writer = os.Stderr
@@ -138,6 +142,7 @@ func measure(ctx context.Context, p provider, o options, logf func(string)) (_ *
 		ProviderConflicts: own.Conflicts, ProviderRequests: sortedByController(own.ByKey), IdleControllers: idle.byController(),
 		IdleSeconds: o.idle.Seconds(), IdleReads: idle.Reads, IdleWrites: idle.Writes, IdleRequests: idle.sorted(),
 		HeapBytes: mem.HeapAlloc, APIServerRSSBytes: apiserverRSS(), PeakHeapBytes: provisioningPeak, Upgrade: upgrade,
+		ServerGapP50Seconds: medianDuration(gaps).Seconds(),
 	}, nil
 }
 

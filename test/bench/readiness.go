@@ -110,12 +110,17 @@ func (r *readiness) waitAll(ctx context.Context, created map[string]time.Time, p
 
 // percentiles of a set of durations: p50, p90 and max, by the nearest-rank method.
 func percentiles(ds map[string]time.Duration) (p50, p90, maxD time.Duration) {
-	if len(ds) == 0 {
-		return 0, 0, 0
-	}
 	all := make([]time.Duration, 0, len(ds))
 	for _, d := range ds {
 		all = append(all, d)
+	}
+	return percentilesOf(all)
+}
+
+// percentilesOf is percentiles of a slice, which it sorts.
+func percentilesOf(all []time.Duration) (p50, p90, maxD time.Duration) {
+	if len(all) == 0 {
+		return 0, 0, 0
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
 	rank := func(p float64) time.Duration {
@@ -144,4 +149,35 @@ func sortedNames(created map[string]time.Time) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// serverGaps are, per cluster, the times between the creations of its consecutive
+// server Machines (creation timestamps, to the second): how long each server after the
+// first waited for the one before it. Both providers add servers one at a time, each
+// once the last one is a healthy etcd member, so these gaps are most of an HA
+// cluster's provisioning time.
+func (r *readiness) serverGaps(ctx context.Context) ([]time.Duration, error) {
+	machines := &clusterv1.MachineList{}
+	if err := r.cache.List(ctx, machines, client.HasLabels{clusterv1.MachineControlPlaneLabel}); err != nil {
+		return nil, err
+	}
+	created := map[string][]time.Time{}
+	for i := range machines.Items {
+		m := &machines.Items[i]
+		created[m.Spec.ClusterName] = append(created[m.Spec.ClusterName], m.CreationTimestamp.Time)
+	}
+	var gaps []time.Duration
+	for _, ts := range created {
+		sort.Slice(ts, func(i, j int) bool { return ts[i].Before(ts[j]) })
+		for i := 1; i < len(ts); i++ {
+			gaps = append(gaps, ts[i].Sub(ts[i-1]))
+		}
+	}
+	return gaps, nil
+}
+
+// medianDuration is the median of ds (nearest rank), 0 when there are none.
+func medianDuration(ds []time.Duration) time.Duration {
+	p50, _, _ := percentilesOf(ds)
+	return p50
 }

@@ -53,6 +53,9 @@ type result struct {
 
 	HeapBytes         uint64 `json:"heapBytes"`
 	APIServerRSSBytes int64  `json:"apiserverRSSBytes"`
+	// ServerGapP50Seconds is the median time between the creations of a cluster's
+	// consecutive servers (readiness.serverGaps); 0 with one server.
+	ServerGapP50Seconds float64 `json:"serverGapP50Seconds,omitempty"`
 	// PeakHeapBytes is the largest live heap sampled until all were ready.
 	PeakHeapBytes uint64 `json:"peakHeapBytes"`
 
@@ -76,6 +79,9 @@ func (r *result) print(w io.Writer) error {
 	}
 	row("all ready after", seconds(r.AllReadySeconds))
 	row("per cluster p50 / p90 / max", fmt.Sprintf("%s / %s / %s", seconds(r.P50Seconds), seconds(r.P90Seconds), seconds(r.MaxSeconds)))
+	if r.Servers > 1 {
+		row("next server created after (p50)", seconds(r.ServerGapP50Seconds))
+	}
 	row("reads / writes per cluster", fmt.Sprintf("%.1f / %.1f", r.perCluster(r.Reads), r.perCluster(r.Writes)))
 	row("409 conflicts", r.Conflicts)
 	row("provider's own reads / writes per cluster", fmt.Sprintf("%.1f / %.1f", r.perCluster(r.ProviderReads), r.perCluster(r.ProviderWrites)))
