@@ -105,6 +105,7 @@ var figures = []figure{
 	{"all ready (s)", func(r *result) float64 { return r.AllReadySeconds }},
 	{"p50 per cluster (s)", func(r *result) float64 { return r.P50Seconds }},
 	{"p90 per cluster (s)", func(r *result) float64 { return r.P90Seconds }},
+	{"next server created after, p50 (s)", func(r *result) float64 { return r.ServerGapP50Seconds }},
 	{"writes per cluster", func(r *result) float64 { return r.perCluster(r.Writes) }},
 	{"reads per cluster", func(r *result) float64 { return r.perCluster(r.Reads) }},
 	{"409 conflicts", func(r *result) float64 { return float64(r.Conflicts) }},
@@ -115,6 +116,55 @@ var figures = []figure{
 	{"idle reads", func(r *result) float64 { return float64(r.IdleReads) }},
 	{"heap after GC (MiB)", func(r *result) float64 { return mib(r.HeapBytes) }},
 	{"apiserver RSS (MiB)", func(r *result) float64 { return mib(uint64(max(r.APIServerRSSBytes, 0))) }},
+	{"peak heap until ready (MiB)", func(r *result) float64 { return mib(r.PeakHeapBytes) }},
+}
+
+// upgradeFigures are compared when the runs had a fleet upgrade (-upgrade).
+var upgradeFigures = []figure{
+	{"upgrade: all upgraded (s)", upgradeOf(func(u *upgradeResult) float64 { return u.AllDoneSeconds })},
+	{"upgrade: p50 per cluster (s)", upgradeOf(func(u *upgradeResult) float64 { return u.P50Seconds })},
+	{"upgrade: p90 per cluster (s)", upgradeOf(func(u *upgradeResult) float64 { return u.P90Seconds })},
+	{"upgrade: max per cluster (s)", upgradeOf(func(u *upgradeResult) float64 { return u.MaxSeconds })},
+	{"upgrade: writes per cluster", func(r *result) float64 { return perClusterOf(r, func(u *upgradeResult) int { return u.Writes }) }},
+	{"upgrade: reads per cluster", func(r *result) float64 { return perClusterOf(r, func(u *upgradeResult) int { return u.Reads }) }},
+	{"upgrade: 409 conflicts", upgradeOf(func(u *upgradeResult) float64 { return float64(u.Conflicts) })},
+	{"upgrade: provider's own writes per cluster", func(r *result) float64 {
+		return perClusterOf(r, func(u *upgradeResult) int { return u.ProviderWrites })
+	}},
+	{"upgrade: provider's own reads per cluster", func(r *result) float64 {
+		return perClusterOf(r, func(u *upgradeResult) int { return u.ProviderReads })
+	}},
+	{"upgrade: provider's own 409s", upgradeOf(func(u *upgradeResult) float64 { return float64(u.ProviderConflicts) })},
+	{"upgrade: peak heap (MiB)", upgradeOf(func(u *upgradeResult) float64 { return mib(u.PeakHeapBytes) })},
+}
+
+func upgradeOf(f func(*upgradeResult) float64) func(*result) float64 {
+	return func(r *result) float64 {
+		if r.Upgrade == nil {
+			return 0
+		}
+		return f(r.Upgrade)
+	}
+}
+
+func perClusterOf(r *result, n func(*upgradeResult) int) float64 {
+	if r.Upgrade == nil {
+		return 0
+	}
+	return r.perCluster(n(r.Upgrade))
+}
+
+// comparedFigures are the figures of the ratio table: the upgrade's too when a run
+// had one.
+func comparedFigures(results map[string][]*result) []figure {
+	for _, rs := range results {
+		for _, r := range rs {
+			if r.Upgrade != nil {
+				return append(append([]figure(nil), figures...), upgradeFigures...)
+			}
+		}
+	}
+	return figures
 }
 
 func printRatios(w io.Writer, providers []string, results map[string][]*result) error {
@@ -125,7 +175,7 @@ func printRatios(w io.Writer, providers []string, results map[string][]*result) 
 		_, _ = fmt.Fprintf(tw, "\tratio to %s", other)
 	}
 	_, _ = fmt.Fprintln(tw)
-	for _, f := range figures {
+	for _, f := range comparedFigures(results) {
 		_, _ = fmt.Fprintf(tw, "%s", f.name)
 		vals := make([]float64, len(providers))
 		for i, p := range providers {

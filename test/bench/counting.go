@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apiserver/pkg/endpoints/request"
@@ -87,7 +88,7 @@ func (c *requestCounter) record(req *http.Request, resp *http.Response) {
 	}
 }
 
-// traceWrite prints one write: verb, resource, object and up to 3000 bytes of body.
+// traceWrite prints one write: time, verb, resource, object and up to 3000 bytes of body.
 func traceWrite(w io.Writer, info *request.RequestInfo, req *http.Request) {
 	body := ""
 	if req.GetBody != nil {
@@ -96,7 +97,8 @@ func traceWrite(w io.Writer, info *request.RequestInfo, req *http.Request) {
 			body = string(b)
 		}
 	}
-	_, _ = fmt.Fprintf(w, "write %s %s/%s %s/%s: %s\n", info.Verb, info.Resource, info.Subresource, info.Namespace, info.Name, body)
+	_, _ = fmt.Fprintf(w, "%s write %s %s/%s %s/%s: %s\n", time.Now().Format("15:04:05.000"), info.Verb, info.Resource, info.Subresource,
+		info.Namespace, info.Name, body)
 }
 
 // snapshot is what the counter has seen so far.

@@ -74,12 +74,12 @@ func (h *harness) startK3sStandIn(ctx context.Context) error {
 // k3sPass brings one workload cluster's server Nodes to what k3s would write.
 func (h *harness) k3sPass(ctx context.Context, group string) error {
 	c := h.inMemory.GetResourceGroup(group).GetClient()
-	nodes := &corev1.NodeList{}
-	if err := c.List(ctx, nodes); err != nil {
-		return fmt.Errorf("listing Nodes: %w", err)
+	nodes, err := listNodes(ctx, c)
+	if err != nil {
+		return err
 	}
-	for i := range nodes.Items {
-		n := &nodes.Items[i]
+	for i := range nodes {
+		n := &nodes[i]
 		if _, server := n.Labels[controlPlaneRoleLabel]; !server {
 			continue
 		}
@@ -87,6 +87,11 @@ func (h *harness) k3sPass(ctx context.Context, group string) error {
 		k3sServerNode(want)
 		if equalMeta(n, want) {
 			continue
+		}
+		if want.Annotations[etcdRemovedAnnotation] != "" && n.Annotations[etcdRemovedAnnotation] == "" {
+			if err := removeEtcdMember(ctx, c, n.Name); err != nil {
+				return err
+			}
 		}
 		if err := c.Update(ctx, want); err != nil {
 			return fmt.Errorf("updating Node %s: %w", n.Name, err)
@@ -125,4 +130,29 @@ func memberSuffix(node string) string {
 
 func equalMeta(a, b client.Object) bool {
 	return maps.Equal(a.GetLabels(), b.GetLabels()) && maps.Equal(a.GetAnnotations(), b.GetAnnotations())
+}
+
+// describeNodes describes each workload Node of a cluster with its etcd labels and
+// annotations, for explaining a stall.
+func (h *harness) describeNodes(ctx context.Context, namespace string) func(cluster string) string {
+	return func(cluster string) string {
+		nodes, err := listNodes(ctx, h.inMemory.GetResourceGroup(klog.KRef(namespace, cluster).String()).GetClient())
+		if err != nil {
+			return fmt.Sprintf("    nodes: %v\n", err)
+		}
+		var b strings.Builder
+		for i := range nodes {
+			n := &nodes[i]
+			ready := "unknown"
+			for _, c := range n.Status.Conditions {
+				if c.Type == corev1.NodeReady {
+					ready = string(c.Status)
+				}
+			}
+			fmt.Fprintf(&b, "    node %s (Ready %s, kubelet %s): etcd role %q, member %q, remove %q, removed %q\n", n.Name, ready,
+				n.Status.NodeInfo.KubeletVersion, n.Labels[etcdRoleLabel], n.Annotations[etcdNodeNameAnnotation],
+				n.Annotations[etcdRemoveAnnotation], n.Annotations[etcdRemovedAnnotation])
+		}
+		return b.String()
+	}
 }

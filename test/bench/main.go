@@ -23,6 +23,8 @@ type options struct {
 	idle     time.Duration
 	timeout  time.Duration
 	verbose  bool
+	// upgrade runs the fleet upgrade phase after the idle window (upgrade.go).
+	upgrade bool
 	// logErrors shows the controllers' error logs (stderr).
 	logErrors bool
 	// traceIdle prints every write of the idle window (stderr).
@@ -49,7 +51,8 @@ func main() {
 	shapeFlags(fs, &o.shape)
 	settingsFlags(fs, &o.settings)
 	fs.DurationVar(&o.idle, "idle", 60*time.Second, "idle window after all clusters are ready, in which requests are counted again")
-	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up when clusters are not all ready by then")
+	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up when clusters are not all ready by then (and, with -upgrade, not all upgraded by then after the first bump)")
+	fs.BoolVar(&o.upgrade, "upgrade", false, "after the idle window, upgrade every cluster at once by a patch release (control plane first, then the MachineDeployment) and measure until every Machine is up to date")
 	fs.BoolVar(&o.verbose, "v", false, "print progress while waiting")
 	fs.BoolVar(&o.logErrors, "log-errors", false, "print the controllers' error logs (at hundreds of clusters, the ClusterCache's connection retries alone cost CPU when logged)")
 	fs.BoolVar(&o.traceWrites, "trace-writes", false, "print every write from the start, with the object and the start of the request body (stderr); use with few clusters")

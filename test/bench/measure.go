@@ -57,7 +57,7 @@ func measure(ctx context.Context, p provider, o options, logf func(string)) (_ *
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}); err != nil {
 		return nil, err
 	}
-	ready, err := startReadiness(mgrCtx, env.Config, scheme, namespace, int(o.shape.Servers))
+	ready, err := startReadiness(mgrCtx, env.Config, scheme, namespace, o.shape)
 	if err != nil {
 		return nil, err
 	}
@@ -71,6 +71,7 @@ func measure(ctx context.Context, p provider, o options, logf func(string)) (_ *
 		return nil, err
 	}
 	defer stopProfile()
+	peak := startHeapPeak(mgrCtx)
 	start := time.Now()
 	apiserverProfiled := profileAPIServer(mgrCtx, env.Config, o.apiserverProfile, o.apiserverProfileAt)
 	created, err := createClusters(ctx, c, p, namespace, o, h)
@@ -81,6 +82,7 @@ func measure(ctx context.Context, p provider, o options, logf func(string)) (_ *
 	defer cancelWait()
 	took, err := ready.waitAll(waitCtx, created, func(n, total int) { logf(fmt.Sprintf("%d/%d clusters ready", n, total)) })
 	if err != nil {
+		ready.explainStall(ctx, os.Stderr, missing(created, took), 5, h.describeNodes(ctx, namespace))
 		select {
 		case e := <-mgrErr:
 			return nil, errors.Join(err, e)
@@ -90,6 +92,11 @@ func measure(ctx context.Context, p provider, o options, logf func(string)) (_ *
 	}
 	allReady := time.Since(start)
 	provisioning := h.counter.snapshot()
+	provisioningPeak := peak.take()
+	gaps, err := ready.serverGaps(ctx)
+	if err != nil {
+		return nil, err
+	}
 	logf(fmt.Sprintf("all ready after %s; idle window of %s", allReady.Round(time.Second), o.idle))
 	if o.traceIdle {
 		var w io.Writer = os.Stderr
@@ -118,6 +125,12 @@ func measure(ctx context.Context, p provider, o options, logf func(string)) (_ *
 	runtime.ReadMemStats(&mem)
 	p50, p90, maxD := percentiles(took)
 	own := provisioning.of(p.controllers())
+	var upgrade *upgradeResult
+	if o.upgrade {
+		if upgrade, err = measureUpgrade(ctx, env.Config, c, h, ready, peak, p, namespace, o, sortedNames(created), logf); err != nil {
+			return nil, err
+		}
+	}
 	return &result{
 		Provider: string(p), Clusters: o.clusters, Servers: o.shape.Servers, Agents: o.shape.Agents,
 		Concurrency:            o.settings.ProviderConcurrency,
@@ -128,7 +141,8 @@ func measure(ctx context.Context, p provider, o options, logf func(string)) (_ *
 		Controllers: provisioning.byController(), ProviderReads: own.Reads, ProviderWrites: own.Writes,
 		ProviderConflicts: own.Conflicts, ProviderRequests: sortedByController(own.ByKey), IdleControllers: idle.byController(),
 		IdleSeconds: o.idle.Seconds(), IdleReads: idle.Reads, IdleWrites: idle.Writes, IdleRequests: idle.sorted(),
-		HeapBytes: mem.HeapAlloc, APIServerRSSBytes: apiserverRSS(),
+		HeapBytes: mem.HeapAlloc, APIServerRSSBytes: apiserverRSS(), PeakHeapBytes: provisioningPeak, Upgrade: upgrade,
+		ServerGapP50Seconds: medianDuration(gaps).Seconds(),
 	}, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	kubeadmbootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
 	kubeadmcontrolplanev1 "sigs.k8s.io/cluster-api/api/controlplane/kubeadm/v1beta2"
@@ -25,11 +26,34 @@ type shape struct {
 	VMDelay, NodeDelay, EtcdDelay, APIServerDelay time.Duration
 }
 
-// Kubernetes versions of a run: the same minor for both providers; k3s's version
-// carries its own build suffix.
+// Kubernetes versions of a run, and the versions the fleet upgrade moves every cluster
+// to: a patch release up for both providers, the upgrade a platform team runs every
+// month. k3s's version carries its own build suffix.
 const (
-	k3sVersion     = "v1.36.1+k3s1"
-	kubeadmVersion = "v1.32.1"
+	k3sVersion            = "v1.36.1+k3s1"
+	k3sUpgradeVersion     = "v1.36.3+k3s1"
+	kubeadmVersion        = "v1.32.1"
+	kubeadmUpgradeVersion = "v1.32.2"
+)
+
+// upgradeVersion is the version p's clusters are upgraded to.
+func upgradeVersion(p provider) string {
+	if p == providerKCP {
+		return kubeadmUpgradeVersion
+	}
+	return k3sUpgradeVersion
+}
+
+// The harness runs no admission webhooks, so objects are created as each project's
+// defaulting webhook would store them where a controller relies on a default: a
+// rolling update with one machine of surge. CAPI's MachineDeployment controller
+// refuses a MachineDeployment without a strategy type ("unexpected deployment strategy
+// type"), so without this no agent was ever made. capk3s's controller follows the same
+// default without its webhook; it is written out for it too, so that both providers'
+// objects say the same.
+var (
+	surgeOne        = intstr.FromInt32(1)
+	unavailableNone = intstr.FromInt32(0)
 )
 
 // clusterObjects are the objects that make one cluster of provider p, in creation
@@ -58,6 +82,10 @@ func clusterObjects(p provider, namespace, name string, s shape) []client.Object
 		controlPlane = &controlplanev1.KThreesControlPlane{ObjectMeta: meta(name), Spec: controlplanev1.KThreesControlPlaneSpec{
 			Replicas: ptr.To(s.Servers),
 			Version:  k3sVersion,
+			RolloutStrategy: &controlplanev1.RolloutStrategy{
+				Type:          controlplanev1.RollingUpdateStrategyType,
+				RollingUpdate: &controlplanev1.RollingUpdate{MaxSurge: &surgeOne},
+			},
 			MachineTemplate: controlplanev1.KThreesControlPlaneMachineTemplate{
 				Spec: controlplanev1.KThreesControlPlaneMachineTemplateSpec{InfrastructureRef: serversRef},
 			},
@@ -67,6 +95,10 @@ func clusterObjects(p provider, namespace, name string, s shape) []client.Object
 		controlPlane = &kubeadmcontrolplanev1.KubeadmControlPlane{ObjectMeta: meta(name), Spec: kubeadmcontrolplanev1.KubeadmControlPlaneSpec{
 			Replicas: ptr.To(s.Servers),
 			Version:  kubeadmVersion,
+			Rollout: kubeadmcontrolplanev1.KubeadmControlPlaneRolloutSpec{Strategy: kubeadmcontrolplanev1.KubeadmControlPlaneRolloutStrategy{
+				Type:          kubeadmcontrolplanev1.RollingUpdateStrategyType,
+				RollingUpdate: kubeadmcontrolplanev1.KubeadmControlPlaneRolloutStrategyRollingUpdate{MaxSurge: &surgeOne},
+			}},
 			MachineTemplate: kubeadmcontrolplanev1.KubeadmControlPlaneMachineTemplate{
 				Spec: kubeadmcontrolplanev1.KubeadmControlPlaneMachineTemplateSpec{InfrastructureRef: serversRef},
 			},
@@ -108,6 +140,12 @@ func agentObjects(p provider, meta func(string) metav1.ObjectMeta, name string, 
 			ClusterName: name,
 			Replicas:    ptr.To(s.Agents),
 			Selector:    metav1.LabelSelector{MatchLabels: selector},
+			Rollout: clusterv1.MachineDeploymentRolloutSpec{Strategy: clusterv1.MachineDeploymentRolloutStrategy{
+				Type: clusterv1.RollingUpdateMachineDeploymentStrategyType,
+				RollingUpdate: clusterv1.MachineDeploymentRolloutStrategyRollingUpdate{
+					MaxSurge: &surgeOne, MaxUnavailable: &unavailableNone,
+				},
+			}},
 			Template: clusterv1.MachineTemplateSpec{
 				ObjectMeta: clusterv1.ObjectMeta{Labels: selector},
 				Spec: clusterv1.MachineSpec{

@@ -16,14 +16,15 @@ import (
 
 // readiness watches Clusters and Machines through an informer cache of its own, on a
 // connection that is not counted, and tells when each cluster became ready: the
-// Cluster Available and every control-plane Machine (as many as the shape asks for)
-// Ready. The same definition holds for both providers.
+// Cluster Available and as many control-plane Machines and agent Machines Ready as
+// the shape asks for. The same definition holds for both providers.
 type readiness struct {
 	cache   cache.Cache
 	servers int
+	agents  int
 }
 
-func startReadiness(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, namespace string, servers int) (*readiness, error) {
+func startReadiness(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, namespace string, s shape) (*readiness, error) {
 	c, err := cache.New(cfg, cache.Options{Scheme: scheme, DefaultNamespaces: map[string]cache.Config{namespace: {}}})
 	if err != nil {
 		return nil, err
@@ -38,7 +39,7 @@ func startReadiness(ctx context.Context, cfg *rest.Config, scheme *runtime.Schem
 	if !c.WaitForCacheSync(ctx) {
 		return nil, fmt.Errorf("readiness cache did not sync")
 	}
-	return &readiness{cache: c, servers: servers}, nil
+	return &readiness{cache: c, servers: int(s.Servers), agents: int(s.Agents)}, nil
 }
 
 // readyClusters is the set of clusters ready now.
@@ -48,20 +49,25 @@ func (r *readiness) readyClusters(ctx context.Context) (map[string]bool, error) 
 		return nil, err
 	}
 	machines := &clusterv1.MachineList{}
-	if err := r.cache.List(ctx, machines, client.HasLabels{clusterv1.MachineControlPlaneLabel}); err != nil {
+	if err := r.cache.List(ctx, machines); err != nil {
 		return nil, err
 	}
-	readyServers := map[string]int{}
+	readyServers, readyAgents := map[string]int{}, map[string]int{}
 	for i := range machines.Items {
 		m := &machines.Items[i]
-		if conditions.IsTrue(m, clusterv1.ReadyCondition) {
+		if !conditions.IsTrue(m, clusterv1.ReadyCondition) {
+			continue
+		}
+		if _, server := m.Labels[clusterv1.MachineControlPlaneLabel]; server {
 			readyServers[m.Spec.ClusterName]++
+		} else {
+			readyAgents[m.Spec.ClusterName]++
 		}
 	}
 	out := map[string]bool{}
 	for i := range clusters.Items {
 		c := &clusters.Items[i]
-		if conditions.IsTrue(c, clusterv1.AvailableCondition) && readyServers[c.Name] >= r.servers {
+		if conditions.IsTrue(c, clusterv1.AvailableCondition) && readyServers[c.Name] >= r.servers && readyAgents[c.Name] >= r.agents {
 			out[c.Name] = true
 		}
 	}
@@ -104,12 +110,17 @@ func (r *readiness) waitAll(ctx context.Context, created map[string]time.Time, p
 
 // percentiles of a set of durations: p50, p90 and max, by the nearest-rank method.
 func percentiles(ds map[string]time.Duration) (p50, p90, maxD time.Duration) {
-	if len(ds) == 0 {
-		return 0, 0, 0
-	}
 	all := make([]time.Duration, 0, len(ds))
 	for _, d := range ds {
 		all = append(all, d)
+	}
+	return percentilesOf(all)
+}
+
+// percentilesOf is percentiles of a slice, which it sorts.
+func percentilesOf(all []time.Duration) (p50, p90, maxD time.Duration) {
+	if len(all) == 0 {
+		return 0, 0, 0
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
 	rank := func(p float64) time.Duration {
@@ -117,4 +128,56 @@ func percentiles(ds map[string]time.Duration) (p50, p90, maxD time.Duration) {
 		return all[max(0, min(i, len(all)-1))]
 	}
 	return rank(0.5), rank(0.9), all[len(all)-1]
+}
+
+// missing are the names in created that are not in done.
+func missing[T any](created map[string]time.Time, done map[string]T) []string {
+	var out []string
+	for name := range created {
+		if _, ok := done[name]; !ok {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// sortedNames are the names of created, in order.
+func sortedNames(created map[string]time.Time) []string {
+	out := make([]string, 0, len(created))
+	for name := range created {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// serverGaps are, per cluster, the times between the creations of its consecutive
+// server Machines (creation timestamps, to the second): how long each server after the
+// first waited for the one before it. Both providers add servers one at a time, each
+// once the last one is a healthy etcd member, so these gaps are most of an HA
+// cluster's provisioning time.
+func (r *readiness) serverGaps(ctx context.Context) ([]time.Duration, error) {
+	machines := &clusterv1.MachineList{}
+	if err := r.cache.List(ctx, machines, client.HasLabels{clusterv1.MachineControlPlaneLabel}); err != nil {
+		return nil, err
+	}
+	created := map[string][]time.Time{}
+	for i := range machines.Items {
+		m := &machines.Items[i]
+		created[m.Spec.ClusterName] = append(created[m.Spec.ClusterName], m.CreationTimestamp.Time)
+	}
+	var gaps []time.Duration
+	for _, ts := range created {
+		sort.Slice(ts, func(i, j int) bool { return ts[i].Before(ts[j]) })
+		for i := 1; i < len(ts); i++ {
+			gaps = append(gaps, ts[i].Sub(ts[i-1]))
+		}
+	}
+	return gaps, nil
+}
+
+// medianDuration is the median of ds (nearest rank), 0 when there are none.
+func medianDuration(ds []time.Duration) time.Duration {
+	p50, _, _ := percentilesOf(ds)
+	return p50
 }

@@ -53,6 +53,14 @@ type result struct {
 
 	HeapBytes         uint64 `json:"heapBytes"`
 	APIServerRSSBytes int64  `json:"apiserverRSSBytes"`
+	// ServerGapP50Seconds is the median time between the creations of a cluster's
+	// consecutive servers (readiness.serverGaps); 0 with one server.
+	ServerGapP50Seconds float64 `json:"serverGapP50Seconds,omitempty"`
+	// PeakHeapBytes is the largest live heap sampled until all were ready.
+	PeakHeapBytes uint64 `json:"peakHeapBytes"`
+
+	// Upgrade is the fleet upgrade phase's result, when the run had one (-upgrade).
+	Upgrade *upgradeResult `json:"upgrade,omitempty"`
 }
 
 const resultPrefix = "BENCH-RESULT "
@@ -71,6 +79,9 @@ func (r *result) print(w io.Writer) error {
 	}
 	row("all ready after", seconds(r.AllReadySeconds))
 	row("per cluster p50 / p90 / max", fmt.Sprintf("%s / %s / %s", seconds(r.P50Seconds), seconds(r.P90Seconds), seconds(r.MaxSeconds)))
+	if r.Servers > 1 {
+		row("next server created after (p50)", seconds(r.ServerGapP50Seconds))
+	}
 	row("reads / writes per cluster", fmt.Sprintf("%.1f / %.1f", r.perCluster(r.Reads), r.perCluster(r.Writes)))
 	row("409 conflicts", r.Conflicts)
 	row("provider's own reads / writes per cluster", fmt.Sprintf("%.1f / %.1f", r.perCluster(r.ProviderReads), r.perCluster(r.ProviderWrites)))
@@ -80,6 +91,7 @@ func (r *result) print(w io.Writer) error {
 	row("idle reads / writes", fmt.Sprintf("%d / %d", r.IdleReads, r.IdleWrites))
 	row("heap after GC", fmt.Sprintf("%.1f MiB (%.0f KiB per cluster)", mib(r.HeapBytes), float64(r.HeapBytes)/1024/float64(max(r.Clusters, 1))))
 	row("kube-apiserver RSS", fmt.Sprintf("%.0f MiB", mib(uint64(max(r.APIServerRSSBytes, 0)))))
+	row("peak heap until ready", fmt.Sprintf("%.1f MiB", mib(r.PeakHeapBytes)))
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -89,6 +101,9 @@ func (r *result) print(w io.Writer) error {
 	printRequests(w, "the provider's own requests until ready", r.ProviderRequests, 25)
 	printRequests(w, "requests in the idle window", r.IdleRequests, 15)
 	printControllers(w, "requests in the idle window, by controller", r.IdleControllers)
+	if r.Upgrade != nil {
+		r.Upgrade.print(w, r.Clusters)
+	}
 	line, err := json.Marshal(r)
 	if err != nil {
 		return err

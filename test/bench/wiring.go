@@ -125,19 +125,35 @@ func cacheOptions(scheme *runtime.Scheme, syncPeriod time.Duration) ctrlcache.Op
 	if err != nil {
 		panic(err)
 	}
+	// ByObject is keyed by object pointer: CAPI's options already hold an entry for
+	// Secrets under a pointer of their own, so a second &corev1.Secret{} key would add
+	// a second entry for the same kind, and which one the cache applies depends on map
+	// order, a coin flip per process. When CAPI's won (it drops the data of every
+	// Secret but the kubeconfig), the kubeadm control plane found its CAs empty
+	// ("missing data for key tls.crt") on every pass and never made a Machine: the
+	// kubeadm side's stalls. The entry is replaced in place instead.
+	for obj := range opts.ByObject {
+		if _, isSecret := obj.(*corev1.Secret); isSecret {
+			delete(opts.ByObject, obj)
+		}
+	}
 	opts.ByObject[&corev1.Secret{}] = ctrlcache.ByObject{
-		Label: labels.NewSelector().Add(*req),
-		Transform: func(in any) (any, error) {
-			if s, ok := in.(*corev1.Secret); ok {
-				s.SetManagedFields(nil)
-				if !secret.HasPurposeSuffix(s.Name) && !strings.HasSuffix(s.Name, "-"+string(secret.Kubeconfig)) {
-					s.Data = nil
-				}
-			}
-			return in, nil
-		},
+		Label:     labels.NewSelector().Add(*req),
+		Transform: keepClusterSecretData,
 	}
 	return opts
+}
+
+// keepClusterSecretData is the cache's Secret transform: managed fields go, and the
+// data of every Secret but a cluster's "<cluster>-<purpose>" ones and its kubeconfig.
+func keepClusterSecretData(in any) (any, error) {
+	if s, ok := in.(*corev1.Secret); ok {
+		s.SetManagedFields(nil)
+		if !secret.HasPurposeSuffix(s.Name) && !strings.HasSuffix(s.Name, "-"+string(secret.Kubeconfig)) {
+			s.Data = nil
+		}
+	}
+	return in, nil
 }
 
 // setupCore registers CAPI core's reconcilers with the concurrency and grace periods
