@@ -121,7 +121,7 @@ sandbox: ## Run capk3s locally on simulated k3s machines and bring up a demo clu
 
 # The benchmark (test/bench, its own module) compares capk3s with CAPI's kubeadm
 # providers on the same wiring; docs/performance.md explains the figures.
-BENCH_FLAGS ?= -compare capk3s,kcp -clusters 100 -servers 3 -agents 2 -upgrade
+BENCH_FLAGS ?= -compare capk3s,kcp -clusters 100 -servers 3 -agents 2 -upgrade -timeout 40m
 
 .PHONY: bench
 bench: ## Scale benchmark, capk3s beside KubeadmControlPlane on the same harness (BENCH_FLAGS=..., see docs/performance.md).

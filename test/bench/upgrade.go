@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -91,28 +92,32 @@ func (u *fleetUpgrade) step(ctx context.Context, w *upgradeWaits) error {
 		return err
 	}
 	now := time.Now()
-	var errs []error
+	var agentsDue []string
 	for name, at := range w.bumped {
 		if _, done := w.took[name]; done {
 			continue
 		}
 		st := states[name]
 		if u.shape.Agents > 0 && !w.agentsAt[name] {
-			if !st.serversDone(u.shape) {
-				continue
+			if st.serversDone(u.shape) {
+				agentsDue = append(agentsDue, name)
 			}
-			if err := u.bumpAgents(ctx, name); err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			w.agentsAt[name] = true
 			continue
 		}
 		if st.done(u.shape) {
 			w.took[name] = now.Sub(at)
 		}
 	}
-	return errors.Join(errs...)
+	// The MachineDeployments due are bumped together, as the control planes were: one
+	// after the other, a hundred patches on a busy apiserver held the last cluster's
+	// agents back by a minute, and the progress of every other cluster with them.
+	patched, err := u.patchAll(ctx, clusterv1.GroupVersion.WithKind("MachineDeployment"), agentsDue,
+		func(cluster string) string { return cluster + "-agents" },
+		fmt.Sprintf(`{"spec":{"template":{"spec":{"version":%q}}}}`, u.to))
+	for name := range patched {
+		w.agentsAt[name] = true
+	}
+	return err
 }
 
 // clusterUpgradeState counts one cluster's Machines that are done (at the new version,
@@ -177,31 +182,41 @@ func (st *clusterUpgradeState) done(s shape) bool {
 	return st.serversDone(s) && st.available && st.agentsAt == int(s.Agents) && st.staleAgents == 0
 }
 
-// bumpControlPlanes sets every cluster's control plane version, creators at a time,
-// and records when each was bumped.
+// bumpControlPlanes sets every cluster's control plane version, and records when each
+// was bumped.
 func (u *fleetUpgrade) bumpControlPlanes(ctx context.Context, names []string, bumped map[string]time.Time) error {
 	gvk := controlplanev1.GroupVersion.WithKind("KThreesControlPlane")
 	if u.p == providerKCP {
 		gvk = kubeadmcontrolplanev1.GroupVersion.WithKind("KubeadmControlPlane")
 	}
-	patch := fmt.Sprintf(`{"spec":{"version":%q}}`, u.to)
+	patched, err := u.patchAll(ctx, gvk, names, func(cluster string) string { return cluster },
+		fmt.Sprintf(`{"spec":{"version":%q}}`, u.to))
+	maps.Copy(bumped, patched)
+	return err
+}
+
+// patchAll merge-patches the object objectOf(cluster) of kind gvk for every cluster
+// of names, creators at a time, and returns when each patch was accepted.
+func (u *fleetUpgrade) patchAll(ctx context.Context, gvk schema.GroupVersionKind, names []string,
+	objectOf func(cluster string) string, patch string) (map[string]time.Time, error) {
 	var (
-		mu   sync.Mutex
-		errs []error
-		wg   sync.WaitGroup
-		next = make(chan string)
+		mu      sync.Mutex
+		errs    []error
+		patched = map[string]time.Time{}
+		wg      sync.WaitGroup
+		next    = make(chan string)
 	)
 	for range creators {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for name := range next {
-				err := u.patch(ctx, gvk, name, patch)
+				err := u.patch(ctx, gvk, objectOf(name), patch)
 				mu.Lock()
 				if err != nil {
 					errs = append(errs, err)
 				} else {
-					bumped[name] = time.Now()
+					patched[name] = time.Now()
 				}
 				mu.Unlock()
 			}
@@ -212,13 +227,7 @@ func (u *fleetUpgrade) bumpControlPlanes(ctx context.Context, names []string, bu
 	}
 	close(next)
 	wg.Wait()
-	return errors.Join(errs...)
-}
-
-// bumpAgents sets the version of a cluster's MachineDeployment template.
-func (u *fleetUpgrade) bumpAgents(ctx context.Context, name string) error {
-	return u.patch(ctx, clusterv1.GroupVersion.WithKind("MachineDeployment"), name+"-agents",
-		fmt.Sprintf(`{"spec":{"template":{"spec":{"version":%q}}}}`, u.to))
+	return patched, errors.Join(errs...)
 }
 
 func (u *fleetUpgrade) patch(ctx context.Context, gvk schema.GroupVersionKind, name, patch string) error {
