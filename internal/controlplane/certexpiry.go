@@ -67,16 +67,18 @@ func (r *Reconciler) observeCertificateExpiry(ctx context.Context, cluster *clus
 		}
 		return
 	}
-	workers, err := r.workerMachines(ctx, cluster)
+	workers, err := r.passWorkers(ctx, cluster, seen)
 	if err != nil {
 		log.Error(err, "Listing the cluster's worker Machines")
 		return
 	}
+	workerNodes, err := r.passWorkerNodes(ctx, cluster, seen)
+	if err != nil {
+		return
+	}
 	nodes := workload.Nodes{}
-	if workers.Len() > 0 {
-		if nodes, err = workload.NodesOf(ctx, r.ClusterCache, key, workers); err != nil {
-			return
-		}
+	for name, n := range workerNodes {
+		nodes[name] = n
 	}
 	machines := collections.FromMachines(append(seen.machines.UnsortedList(), workers.UnsortedList()...)...)
 	for name, n := range seen.nodes {
@@ -111,6 +113,36 @@ func (r *Reconciler) workerMachines(ctx context.Context, cluster *clusterv1.Clus
 		return nil, fmt.Errorf("listing Machines: %w", err)
 	}
 	return collections.FromMachineList(list).Filter(collections.Not(collections.ControlPlaneMachines(cluster.Name))), nil
+}
+
+// passWorkers is workerMachines, listed once per pass.
+func (r *Reconciler) passWorkers(ctx context.Context, cluster *clusterv1.Cluster, seen *observed) (collections.Machines, error) {
+	if !seen.workersRead {
+		workers, err := r.workerMachines(ctx, cluster)
+		if err != nil {
+			return nil, err
+		}
+		seen.workers, seen.workersRead = workers, true
+	}
+	return seen.workers, nil
+}
+
+// passWorkerNodes are the Nodes of passWorkers, read once per pass.
+func (r *Reconciler) passWorkerNodes(ctx context.Context, cluster *clusterv1.Cluster, seen *observed) (workload.Nodes, error) {
+	if !seen.workerNodesRead {
+		workers, err := r.passWorkers(ctx, cluster, seen)
+		if err != nil {
+			return nil, err
+		}
+		nodes := workload.Nodes{}
+		if workers.Len() > 0 {
+			if nodes, err = workload.NodesOf(ctx, r.ClusterCache, client.ObjectKeyFromObject(cluster), workers); err != nil {
+				return nil, err
+			}
+		}
+		seen.workerNodes, seen.workerNodesRead = nodes, true
+	}
+	return seen.workerNodes, nil
 }
 
 // setExpiryAnnotation sets (value) or removes ("") the annotation CAPI's Machine

@@ -74,7 +74,7 @@ func (r *Reconciler) observeRenewal(ctx context.Context, cluster *clusterv1.Clus
 	workers := collections.Machines{}
 	if v.days > 0 {
 		var err error
-		if workers, err = r.workerMachines(ctx, cluster); err != nil {
+		if workers, err = r.passWorkers(ctx, cluster, seen); err != nil {
 			return err
 		}
 	}
@@ -109,11 +109,9 @@ func (r *Reconciler) observeRenewal(ctx context.Context, cluster *clusterv1.Clus
 		return err
 	}
 	seen.renewal.inPlace, seen.renewal.sucNamespace = true, ns
-	if workers.Len() > 0 {
-		if seen.renewal.workerNodes, err = workload.NodesOf(ctx, r.ClusterCache, client.ObjectKeyFromObject(cluster), workers); err != nil {
-			seen.renewal.decided = false
-			return err
-		}
+	if seen.renewal.workerNodes, err = r.passWorkerNodes(ctx, cluster, seen); err != nil {
+		seen.renewal.decided = false
+		return err
 	}
 	return nil
 }

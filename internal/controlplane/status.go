@@ -48,6 +48,12 @@ type observed struct {
 	machineCacheBehind bool
 	// mismatches are servers and Nodes that disagree (status_nodes.go).
 	mismatches workload.Mismatches
+	// workers and workerNodes are the cluster's agent Machines and their Nodes, read at
+	// most once per pass by whichever of certexpiry.go and renewal.go asks first.
+	workers         collections.Machines
+	workerNodes     workload.Nodes
+	workersRead     bool
+	workerNodesRead bool
 	// renewal is what the pass knows of certificate renewal (renewal.go).
 	renewal renewalView
 	// certs are the nodes' certificate reports (certexpiry.go).
