@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every fuzz target of the project, one after the other, for FUZZTIME each, and
 # prints one summary line per target. The list below is the one place targets are
-# named: TestFuzzTargetsListed (internal/webhooks/webhooktest) fails when a func Fuzz
+# named: TestFuzzTargetsListed (test/webhooktest) fails when a func Fuzz
 # exists in the repository but not here.
 #
 #   hack/fuzz.sh                 every target, FUZZTIME (default 10m) each

@@ -84,7 +84,7 @@ func setupReconcilers(opts manager.Options, extension inplace.Flags) manager.Set
 		if err := snapshots.SetupWithManager(ctx, mgr, controller.Options{}); err != nil {
 			return fmt.Errorf("setting up the KThreesEtcdSnapshot controller: %w", err)
 		}
-		if err := (&etcdrestore.Reconciler{Client: mgr.GetClient(), WatchFilterValue: opts.WatchFilterValue}).SetupWithManager(ctx, mgr, controller.Options{}); err != nil {
+		if err := (&etcdrestore.Reconciler{Client: mgr.GetClient(), ClusterCache: clusterCache, WatchFilterValue: opts.WatchFilterValue}).SetupWithManager(ctx, mgr, controller.Options{}); err != nil {
 			return fmt.Errorf("setting up the KThreesEtcdRestore controller: %w", err)
 		}
 		if err := controlplanewebhooks.SetupWebhooks(mgr); err != nil {

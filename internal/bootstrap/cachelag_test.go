@@ -47,10 +47,7 @@ func lagging(t *testing.T, stale *bootstrapv1.KThreesConfig) (client.Client, *in
 // the data Secret already there.
 func TestACachedConfigBehindTheAPIServerIsNotRenderedAgain(t *testing.T) {
 	ns := env.NewNamespace(t)
-	cluster := newReadyCluster(t, ns)
-	createToken(t, cluster)
-	createCAs(t, cluster)
-	markInitialized(t, cluster)
+	cluster := newInitializedCluster(t, ns)
 	config := newMachineWithConfig(t, cluster, "agent-0", false, bootstrapv1.KThreesConfigSpec{})
 	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(config)}
 	beforeRendering := getConfig(t, config)
@@ -88,10 +85,7 @@ func TestACachedConfigBehindTheAPIServerIsNotRenderedAgain(t *testing.T) {
 // not on every pass.
 func TestTheInitLockIsReleasedOncePerCluster(t *testing.T) {
 	ns := env.NewNamespace(t)
-	cluster := newReadyCluster(t, ns)
-	createToken(t, cluster)
-	createCAs(t, cluster)
-	markInitialized(t, cluster)
+	cluster := newInitializedCluster(t, ns)
 	stale := &bootstrapv1.KThreesConfig{}
 	c, writes := lagging(t, stale) // no config is stale here: only the counting matters
 	r := &Reconciler{Client: c, APIReader: env.Client}

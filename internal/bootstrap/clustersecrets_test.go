@@ -62,10 +62,7 @@ func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { retur
 // clusters those reads were most of the bootstrap side's requests.
 func TestRendersReadTheClusterSecretsFromTheCache(t *testing.T) {
 	ns := env.NewNamespace(t)
-	cluster := newReadyCluster(t, ns)
-	createToken(t, cluster)
-	createCAs(t, cluster)
-	markInitialized(t, cluster)
+	cluster := newInitializedCluster(t, ns)
 
 	gets := &secretGets{infos: &request.RequestInfoFactory{
 		APIPrefixes: sets.NewString("api", "apis"), GrouplessAPIPrefixes: sets.NewString("api"),

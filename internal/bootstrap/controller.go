@@ -86,6 +86,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	ctx = ctrl.LoggerInto(ctx, log)
 
 	// A Machine's config without data is about to be rendered: only from a current copy.
+	// current records that the API server confirmed the copy (see writeStatusFromCurrentCopy).
+	current := false
 	if !owner.pool && !ptr.Deref(config.Status.Initialization.DataSecretCreated, false) {
 		if behind, err := r.cacheIsBehind(ctx, config); err != nil || behind {
 			if behind {
@@ -93,6 +95,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			}
 			return ctrl.Result{}, err
 		}
+		current = r.APIReader != nil
 	}
 
 	// Before any status write: one condition left by other software makes them all invalid.
@@ -109,7 +112,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	// write of a config is one more event for this controller and CAPI's Machine or
 	// MachinePool controller.
 	pass := statuspatch.New(config)
+	// A pass from a current copy that changed only the status writes it unguarded
+	// (currentstatus.go).
 	write := func() error {
+		if current {
+			only, err := pass.OnlyStatusChanged(config)
+			if err != nil {
+				return fmt.Errorf("patching KThreesConfig: %w", err)
+			}
+			if only {
+				return writeStatusFromCurrentCopy(ctx, r.Client, config)
+			}
+		}
 		if _, err := pass.Write(ctx, r.Client, config); err != nil {
 			return fmt.Errorf("patching KThreesConfig: %w", err)
 		}

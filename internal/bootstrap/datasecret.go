@@ -50,8 +50,14 @@ func createDataSecret(ctx context.Context, c client.Client, cluster *clusterv1.C
 	if err := c.Get(ctx, client.ObjectKeyFromObject(s), existing); err != nil {
 		return fmt.Errorf("reading bootstrap data Secret: %w", err)
 	}
+	return refuseForeignDataSecret(existing, config)
+}
+
+// refuseForeignDataSecret refuses a Secret under the config's name that the config
+// does not control: it is someone else's, and never this config's data.
+func refuseForeignDataSecret(existing *corev1.Secret, config *bootstrapv1.KThreesConfig) error {
 	if !metav1.IsControlledBy(existing, config) {
-		return fmt.Errorf("secret %s exists and is not this KThreesConfig's bootstrap data", s.Name)
+		return fmt.Errorf("secret %s exists and is not this KThreesConfig's bootstrap data", existing.Name)
 	}
 	return nil
 }

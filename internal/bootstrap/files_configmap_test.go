@@ -22,7 +22,7 @@ func fromConfigMap(name, key string) *bootstrapv1.FileSource {
 // is written like inline content (0644): a ConfigMap is not secret.
 func TestFilesFromConfigMaps(t *testing.T) {
 	ns := env.NewNamespace(t)
-	cluster := newInitializedAgentCluster(t, ns)
+	cluster := newInitializedCluster(t, ns)
 	binary := []byte{0xff, 0x00, 0xfe}
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"},
 		Data: map[string]string{"app.ini": "[main]\nlevel = 3\n"}, BinaryData: map[string][]byte{"blob": binary}}
@@ -65,7 +65,7 @@ func TestFilesFromConfigMaps(t *testing.T) {
 // A ConfigMap without the key is the user's to fix, and the config says which.
 func TestFileFromConfigMapWithoutTheKey(t *testing.T) {
 	ns := env.NewNamespace(t)
-	cluster := newInitializedAgentCluster(t, ns)
+	cluster := newInitializedCluster(t, ns)
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"}, Data: map[string]string{"other": "x"}}
 	if err := env.Client.Create(context.Background(), cm); err != nil {
 		t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -16,17 +15,6 @@ import (
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 )
-
-// newInitializedAgentCluster is a cluster an agent can join at once: initialized,
-// with its token and CAs.
-func newInitializedAgentCluster(t *testing.T, ns string) *clusterv1.Cluster {
-	t.Helper()
-	cluster := newReadyCluster(t, ns)
-	createToken(t, cluster)
-	createCAs(t, cluster)
-	markInitialized(t, cluster)
-	return cluster
-}
 
 // writtenModes returns the permissions of each file the cloud-config writes.
 func writtenModes(t *testing.T, data []byte) map[string]string {
@@ -52,7 +40,7 @@ func writtenModes(t *testing.T, data []byte) map[string]string {
 // the user sets are kept, and inline files keep the usual default.
 func TestFilesFromSecretsDefaultToOwnerOnly(t *testing.T) {
 	ns := env.NewNamespace(t)
-	cluster := newInitializedAgentCluster(t, ns)
+	cluster := newInitializedCluster(t, ns)
 	createSecret(t, ns, "app", map[string]string{"password": "hunter2\n", "config": "a: b\n"})
 	fromApp := func(key string) *bootstrapv1.FileSource {
 		return &bootstrapv1.FileSource{Secret: bootstrapv1.SecretFileSource{Name: "app", Key: key}}
@@ -87,7 +75,7 @@ func TestFilesFromSecretsDefaultToOwnerOnly(t *testing.T) {
 // excess comes from Secrets, which admission cannot see.
 func TestBootstrapDataTooLargeIsReported(t *testing.T) {
 	ns := env.NewNamespace(t)
-	cluster := newInitializedAgentCluster(t, ns)
+	cluster := newInitializedCluster(t, ns)
 	// Each Secret fits the 1 MiB limit; the two files together do not.
 	blob := strings.Repeat("0123456789abcdef\n", 600<<10/17)
 	createSecret(t, ns, "blob-a", map[string]string{"data": blob})
@@ -138,7 +126,7 @@ func TestBootstrapDataTooLargeIsReported(t *testing.T) {
 // it, and that change wakes the config.
 func TestBootstrapDataTooLargeFromInlineContent(t *testing.T) {
 	ns := env.NewNamespace(t)
-	cluster := newInitializedAgentCluster(t, ns)
+	cluster := newInitializedCluster(t, ns)
 	// This package's apiserver runs no webhooks, as when they are bypassed.
 	config := newMachineWithConfig(t, cluster, "agent-0", false, bootstrapv1.KThreesConfigSpec{Files: []bootstrapv1.File{
 		{Path: "/opt/inline", Content: strings.Repeat("0123456789abcdef\n", 1100<<10/17)},

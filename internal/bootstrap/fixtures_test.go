@@ -63,6 +63,17 @@ func markInitialized(t *testing.T, cluster *clusterv1.Cluster) {
 	}
 }
 
+// newInitializedCluster makes a ready Cluster whose control plane is initialized, with
+// the join token and CAs the control plane makes: a config of it renders at once.
+func newInitializedCluster(t *testing.T, ns string) *clusterv1.Cluster {
+	t.Helper()
+	cluster := newReadyCluster(t, ns)
+	createToken(t, cluster)
+	createCAs(t, cluster)
+	markInitialized(t, cluster)
+	return cluster
+}
+
 // newMachineWithConfig creates a Machine and its KThreesConfig, owned and labelled as
 // CAPI's Machine controller leaves them.
 func newMachineWithConfig(t *testing.T, cluster *clusterv1.Cluster, name string, server bool, spec bootstrapv1.KThreesConfigSpec) *bootstrapv1.KThreesConfig {

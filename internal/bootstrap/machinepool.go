@@ -7,6 +7,7 @@ import (
 	"maps"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -41,15 +42,20 @@ func refusePoolServer(config *bootstrapv1.KThreesConfig, owner *configOwner) boo
 }
 
 // storePoolDataSecret creates the pool's data Secret, or updates its content in place
-// when the new rendering differs. Only a Secret this config controls is written.
+// when the new rendering differs. Only a Secret this config controls is written. The
+// Secret is read first (Secrets are read from the API server): after the pool's first
+// pass it exists, and a create would be answered AlreadyExists on every pass.
 func storePoolDataSecret(ctx context.Context, c client.Client, cluster *clusterv1.Cluster, config *bootstrapv1.KThreesConfig, data map[string][]byte) error {
-	if err := createDataSecret(ctx, c, cluster, config, data); err != nil {
-		return err
-	}
-	// createDataSecret leaves an existing Secret as it was; read what it holds.
 	existing := &corev1.Secret{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: config.Namespace, Name: config.Name}, existing); err != nil {
+	err := c.Get(ctx, client.ObjectKey{Namespace: config.Namespace, Name: config.Name}, existing)
+	if apierrors.IsNotFound(err) {
+		return createDataSecret(ctx, c, cluster, config, data)
+	}
+	if err != nil {
 		return fmt.Errorf("reading bootstrap data Secret: %w", err)
+	}
+	if err := refuseForeignDataSecret(existing, config); err != nil {
+		return err
 	}
 	if maps.EqualFunc(existing.Data, data, bytes.Equal) {
 		return nil

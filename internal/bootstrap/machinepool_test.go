@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/cluster-api/util/secret"
 	"sigs.k8s.io/cluster-api/util/test/builder"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -250,5 +251,56 @@ func TestServerInMachinePoolIsRefused(t *testing.T) {
 	}
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(config), &corev1.Secret{}); !apierrors.IsNotFound(err) {
 		t.Errorf("bootstrap data was created for a pool of servers (Get = %v)", err)
+	}
+}
+
+// A pool's config is rendered on every pass, and its data Secret exists after the
+// first: a pass with nothing new reads the Secret and writes nothing, rather than
+// trying to create it again and being answered AlreadyExists every time.
+func TestAnUnchangedPoolsPassMeetsNo409(t *testing.T) {
+	cluster, _, _ := initializedCluster(t)
+	_, config := newPoolWithConfig(t, cluster, "pool-0", nil, bootstrapv1.KThreesConfigSpec{})
+	c, got409 := answers409(t)
+	r := &Reconciler{Client: c, APIReader: env.Client}
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(config)}
+	for pass := 1; pass <= 2; pass++ {
+		if _, err := r.Reconcile(context.Background(), req); err != nil {
+			t.Fatalf("pass %d: %v", pass, err)
+		}
+	}
+	data := &corev1.Secret{}
+	if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(config), data); err != nil {
+		t.Fatalf("no data Secret after two passes: %v", err)
+	}
+	if len(*got409) != 0 {
+		t.Errorf("answered 409: %v", *got409)
+	}
+}
+
+// A Secret under a pool config's name that the config does not control is someone
+// else's: the pool's pass fails and neither takes it up as its data nor rewrites it.
+func TestAPoolConfigLeavesAForeignSecretUnderItsName(t *testing.T) {
+	ctx := context.Background()
+	cluster, _, _ := initializedCluster(t)
+	_, config := newPoolWithConfig(t, cluster, "pool-0", nil, bootstrapv1.KThreesConfigSpec{})
+	foreign := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: config.Namespace, Name: config.Name},
+		Data: map[string][]byte{"value": []byte("someone else's")}}
+	if err := env.Client.Create(ctx, foreign); err != nil {
+		t.Fatal(err)
+	}
+	r := &Reconciler{Client: env.Client, APIReader: env.Client}
+	_, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(config)})
+	if err == nil || !strings.Contains(err.Error(), "is not this KThreesConfig's bootstrap data") {
+		t.Fatalf("Reconcile = %v, want the foreign Secret refused", err)
+	}
+	got := &corev1.Secret{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(foreign), got); err != nil {
+		t.Fatal(err)
+	}
+	if string(got.Data["value"]) != "someone else's" || len(got.Data) != 1 || got.ResourceVersion != foreign.ResourceVersion {
+		t.Errorf("the foreign Secret was rewritten: %v", got.Data)
+	}
+	if ptr.Deref(getConfig(t, config).Status.Initialization.DataSecretCreated, false) {
+		t.Error("a Secret the config does not control was taken up as its data")
 	}
 }

@@ -266,7 +266,7 @@ func TestUserSecretsAreLabelledForClusterctlMove(t *testing.T) {
 // is labelled.
 func TestSecretsNotMarkedAsTheClustersAreNotLabelledForClusterctlMove(t *testing.T) {
 	ns := env.NewNamespace(t)
-	cluster := newInitializedAgentCluster(t, ns)
+	cluster := newInitializedCluster(t, ns)
 	createSecret(t, ns, "motd", map[string]string{"text": "welcome\n"})
 	other := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "registry-auth", Labels: map[string]string{clusterv1.ClusterNameLabel: "another"}},
@@ -313,7 +313,7 @@ func TestSecretsNotMarkedAsTheClustersAreNotLabelledForClusterctlMove(t *testing
 // told apart from the user's own, which asked for the move.
 func TestAlreadyLabelledUserSecretIsNotWritten(t *testing.T) {
 	ns := env.NewNamespace(t)
-	cluster := newInitializedAgentCluster(t, ns)
+	cluster := newInitializedCluster(t, ns)
 	labels := map[string]map[string]string{
 		"motd":          {clusterctlv1.ClusterctlMoveLabel: "true", clusterv1.ClusterNameLabel: cluster.Name},
 		"registry-auth": {clusterctlv1.ClusterctlMoveLabel: "true"},
@@ -355,7 +355,7 @@ func TestAlreadyLabelledUserSecretIsNotWritten(t *testing.T) {
 // is there.
 func TestFailedMoveLabelDoesNotHoldBackData(t *testing.T) {
 	ns := env.NewNamespace(t)
-	cluster := newInitializedAgentCluster(t, ns)
+	cluster := newInitializedCluster(t, ns)
 	createClusterSecret(t, cluster, "motd", map[string]string{"text": "welcome\n"})
 	config := newMachineWithConfig(t, cluster, "agent-0", false, bootstrapv1.KThreesConfigSpec{
 		Files: []bootstrapv1.File{{Path: "/etc/motd",

@@ -23,7 +23,7 @@ import (
 func TestAMovedConfigTakesUpItsDataWithoutReadingItsInputs(t *testing.T) {
 	ns := env.NewNamespace(t)
 	ctx := context.Background()
-	cluster := newInitializedAgentCluster(t, ns)
+	cluster := newInitializedCluster(t, ns)
 	spec := bootstrapv1.KThreesConfigSpec{Files: []bootstrapv1.File{{Path: "/etc/motd",
 		ContentFrom: &bootstrapv1.FileSource{Secret: bootstrapv1.SecretFileSource{Name: "left-behind", Key: "text"}}}}}
 	config := newMachineWithConfig(t, cluster, "agent-0", false, spec)

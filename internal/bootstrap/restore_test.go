@@ -18,7 +18,7 @@ import (
 // same spec but not made by a restore joins, and ignores restoreFrom, as before.
 func TestRestoreServerOfARunningClusterRestores(t *testing.T) {
 	ns := env.NewNamespace(t)
-	cluster := newInitializedAgentCluster(t, ns)
+	cluster := newInitializedCluster(t, ns)
 	spec := bootstrapv1.KThreesConfigSpec{ServerConfig: bootstrapv1.KThreesServerConfig{Etcd: &bootstrapv1.Etcd{
 		Snapshots:   &bootstrapv1.EtcdSnapshots{S3: &bootstrapv1.EtcdSnapshotsS3{Bucket: "backups"}},
 		RestoreFrom: "etcd-snapshot-server-0-1700000000",

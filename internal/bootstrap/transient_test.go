@@ -78,10 +78,7 @@ func TestTransientSecretErrorsAreRetriedNotWaitedFor(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ns := env.NewNamespace(t)
-			cluster := newReadyCluster(t, ns)
-			createToken(t, cluster)
-			createCAs(t, cluster)
-			markInitialized(t, cluster)
+			cluster := newInitializedCluster(t, ns)
 			config := newMachineWithConfig(t, cluster, "machine-0", tt.server, tt.spec)
 
 			err := pass(clientFailingSecretReads(t, ns, tt.failing(cluster.Name)...), config)

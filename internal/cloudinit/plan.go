@@ -1,6 +1,9 @@
 package cloudinit
 
-import bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+import (
+	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+	"github.com/capk3s/capk3s/internal/k3s"
+)
 
 // plan is what a machine must do, whatever the format it is told in: the files to
 // write, in order, and the shell commands to run, in order. It is computed and
@@ -25,7 +28,7 @@ type plan struct {
 
 // newPlan resolves and checks everything that does not depend on the format.
 func newPlan(in Input) (*plan, error) {
-	version, err := normalizeVersion(in.Version)
+	version, err := k3s.InstallVersion(in.Version)
 	if err != nil {
 		return nil, err
 	}

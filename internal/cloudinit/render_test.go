@@ -260,24 +260,6 @@ func TestPathSegment(t *testing.T) {
 	}
 }
 
-func TestNormalizeVersion(t *testing.T) {
-	for in, want := range map[string]string{
-		"v1.35.4+k3s1":     "v1.35.4+k3s1",
-		"1.35.4+k3s1":      "v1.35.4+k3s1",
-		"1.31.4":           "v1.31.4",
-		"v1.34.0-rc1+k3s2": "v1.34.0-rc1+k3s2",
-	} {
-		if got, err := normalizeVersion(in); err != nil || got != want {
-			t.Errorf("normalizeVersion(%q) = %q, %v; want %q", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"1.2", "v1.2.3+k3s", "v1.2.3+rke2r1", "v1.2.3 ", "vv1.2.3", "v1.2.3$(id)"} {
-		if got, err := normalizeVersion(bad); err == nil {
-			t.Errorf("normalizeVersion(%q) = %q, want an error", bad, got)
-		}
-	}
-}
-
 func TestMisreadByYAML11(t *testing.T) {
 	for s, want := range map[string]bool{
 		"=":                            true,

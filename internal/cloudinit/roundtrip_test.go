@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+	"github.com/capk3s/capk3s/internal/k3s"
 )
 
 // fileCase is a file handed to Render together with the bytes that must end up on
@@ -107,7 +108,7 @@ func checkRoundTrip(t testing.TB, in Input, files []fileCase, out []byte) {
 			t.Errorf("%q: content %q, want %q", got.Path, got.Content, want.Content)
 		}
 	}
-	version, _ := normalizeVersion(in.Version)
+	version, _ := k3s.InstallVersion(in.Version)
 	install, _, _ := installCommands(in, version)
 	wantCmds := append(append(append(append([]string{}, in.Spec.PreK3sCommands...), install), in.Spec.PostK3sCommands...), sentinelCommand(in.Role))
 	if !reflect.DeepEqual(p.RunCmd, wantCmds) {

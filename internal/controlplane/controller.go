@@ -28,6 +28,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/controlplane/renewalplan"
+	"github.com/capk3s/capk3s/internal/controlplane/serverplan"
 	"github.com/capk3s/capk3s/internal/initguard"
 	"github.com/capk3s/capk3s/internal/pacing"
 	"github.com/capk3s/capk3s/internal/secretcache"
@@ -272,17 +274,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 
 	result, err := r.reconcile(ctx, cluster, kcp, &seen)
 	now := time.Now()
-	result = soonest(result, untilRolloutAfter(kcp, now))
+	result = soonest(result, serverplan.UntilRolloutAfter(kcp, now))
 	renewalMachines := append(seen.machines.UnsortedList(), seen.renewal.workers.UnsortedList()...)
-	return soonest(result, untilRenewalDue(renewalMachines, kcp.Spec.Rollout.Before.CertificatesExpiryDays, now)), err
-}
-
-// soonest keeps the earlier of two time-based wake-ups (zero means none).
-func soonest(result ctrl.Result, after time.Duration) ctrl.Result {
-	if after > 0 && (result.RequeueAfter == 0 || after < result.RequeueAfter) {
-		result.RequeueAfter = after
-	}
-	return result
+	return soonest(result, renewalplan.UntilDue(renewalMachines, kcp.Spec.Rollout.Before.CertificatesExpiryDays, now)), err
 }
 
 // ownedConditions are the conditions this controller sets (stale ones left by other

@@ -10,6 +10,8 @@ import (
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+
+	"github.com/capk3s/capk3s/test/cpfixtures"
 )
 
 func deleting(servers map[string]*clusterv1.Machine) []string {
@@ -66,24 +68,24 @@ func TestStoredCriticalChangeHoldsTheServers(t *testing.T) {
 // TestCriticalChangeCountsRunningServersOnly: only servers whose Node registered
 // count as the cluster's, and a datastore control plane is never held.
 func TestCriticalChangeCountsRunningServersOnly(t *testing.T) {
-	kcp := decisionKCP(3, nil)
+	kcp := cpfixtures.DecisionKCP(3, nil)
 	kcp.Spec.KThreesConfigSpec.ServerConfig.ExtraConfig = map[string]apiextensionsv1.JSON{"secrets-encryption": {Raw: []byte(`true`)}}
 	running := &bootstrapv1.KThreesConfig{}
 	refused := &bootstrapv1.KThreesConfig{Spec: *kcp.Spec.KThreesConfigSpec.DeepCopy()}
 	seen := observed{
-		machines: collections.FromMachines(decisionMachine("a", 0), decisionMachine("b", 0)),
+		machines: collections.FromMachines(cpfixtures.DecisionMachine("a", 0), cpfixtures.DecisionMachine("b", 0)),
 		objects:  map[string]serverObjects{"a": {config: running}, "b": {config: refused}},
-		nodes:    readyNodes("a"),
+		nodes:    cpfixtures.ReadyNodes("a"),
 	}
 	if got := criticalChange(kcp, seen); got == "" {
 		t.Error("a change against the running server a is not held")
 	}
-	seen.nodes = readyNodes("b")
+	seen.nodes = cpfixtures.ReadyNodes("b")
 	if got := criticalChange(kcp, seen); got != "" {
 		t.Errorf("held against a server that never ran: %s", got)
 	}
-	seen.nodes = readyNodes("a")
-	onDatastore(kcp)
+	seen.nodes = cpfixtures.ReadyNodes("a")
+	cpfixtures.OnDatastore(kcp)
 	if got := criticalChange(kcp, seen); got != "" {
 		t.Errorf("held on an external datastore: %s", got)
 	}

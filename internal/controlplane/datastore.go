@@ -5,6 +5,7 @@ import (
 	"sigs.k8s.io/cluster-api/util/conditions"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/controlplane/serverplan"
 )
 
 // With an external datastore (spec.kthreesConfigSpec.serverConfig.datastore) the
@@ -22,7 +23,7 @@ const (
 )
 
 func externalDatastore(kcp *controlplanev1.KThreesControlPlane) bool {
-	return kcp.Spec.KThreesConfigSpec.ServerConfig.Datastore != nil
+	return serverplan.ExternalDatastore(kcp)
 }
 
 // setDatastoreHealth reports on whichever datastore the servers use and removes the

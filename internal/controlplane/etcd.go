@@ -33,14 +33,6 @@ import (
 //     etcd member controller removes the member and records it on the Node;
 //  3. then the hook is released, and CAPI deletes the machine and the Node.
 
-// The annotations and label of k3s's etcd member controller are k3s facts
-// (internal/k3s/etcd.go); these short names keep the handshake readable.
-const (
-	k3sEtcdRemoveAnnotation  = k3s.EtcdRemoveAnnotation
-	k3sEtcdRemovedAnnotation = k3s.EtcdRemovedNodeNameAnnotation
-	k3sEtcdRoleLabel         = k3s.EtcdRoleLabel
-)
-
 // etcdMemberHook is this controller's pre-terminate hook on every server Machine: the
 // Machine is not terminated until its etcd member has been handed over.
 const etcdMemberHook = clusterv1.PreTerminateDeleteHookAnnotationPrefix + "/kthrees-etcd"
@@ -81,7 +73,7 @@ func removalRequested(n *corev1.Node) bool { return k3s.EtcdRemovalRequested(n.A
 
 // isEtcdMember says k3s runs an etcd member on the Node; k3s ignores removal requests
 // on other Nodes.
-func isEtcdMember(n *corev1.Node) bool { return n.Labels[k3sEtcdRoleLabel] == "true" }
+func isEtcdMember(n *corev1.Node) bool { return n.Labels[k3s.EtcdRoleLabel] == "true" }
 
 // removalInFlight says k3s was asked to remove the Node's member and has not yet.
 func removalInFlight(n *corev1.Node) bool {
@@ -231,7 +223,7 @@ func (r *Reconciler) requestMemberRemoval(ctx context.Context, cluster *clusterv
 	if node.Annotations == nil {
 		node.Annotations = map[string]string{}
 	}
-	node.Annotations[k3sEtcdRemoveAnnotation] = "true"
+	node.Annotations[k3s.EtcdRemoveAnnotation] = "true"
 	// The merge patch carries the resourceVersion: if the Node changed since the
 	// list, the request fails and the next pass decides again.
 	if err := live.Patch(ctx, node, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
@@ -282,7 +274,7 @@ func setEtcdHealth(kcp *controlplanev1.KThreesControlPlane, seen observed) {
 		case !seen.nodes.Ready(m.Name):
 			why = "Node not Ready"
 		case !isEtcdMember(n):
-			why = "Node without the " + k3sEtcdRoleLabel + " label"
+			why = "Node without the " + k3s.EtcdRoleLabel + " label"
 		default:
 			continue
 		}

@@ -62,7 +62,7 @@ func etcdWithAnnotation(k, v string) func(*clusterv1.Machine) {
 // etcdMember is the Node of a healthy etcd member, as k3s registers it; opts shape it.
 func etcdMember(name string, opts ...func(*corev1.Node)) *corev1.Node {
 	n := &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{k3sEtcdRoleLabel: "true"}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{k3s.EtcdRoleLabel: "true"}},
 		Status:     corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}},
 	}
 	for _, o := range opts {
@@ -73,21 +73,21 @@ func etcdMember(name string, opts ...func(*corev1.Node)) *corev1.Node {
 
 func etcdNotReady(n *corev1.Node) { n.Status.Conditions[0].Status = corev1.ConditionFalse }
 
-func etcdNotMember(n *corev1.Node) { delete(n.Labels, k3sEtcdRoleLabel) }
+func etcdNotMember(n *corev1.Node) { delete(n.Labels, k3s.EtcdRoleLabel) }
 
 // etcdAsked makes a Node one that k3s was asked to remove from etcd.
 func etcdAsked(n *corev1.Node) {
 	if n.Annotations == nil {
 		n.Annotations = map[string]string{}
 	}
-	n.Annotations[k3sEtcdRemoveAnnotation] = "true"
+	n.Annotations[k3s.EtcdRemoveAnnotation] = "true"
 }
 
 // etcdRemoved makes a Node one whose member k3s removed after being asked; the value is the
 // member's name, not the Node's.
 func etcdRemoved(n *corev1.Node) {
 	etcdAsked(n)
-	n.Annotations[k3sEtcdRemovedAnnotation] = n.Name + "-1a2b3c4d"
+	n.Annotations[k3s.EtcdRemovedNodeNameAnnotation] = n.Name + "-1a2b3c4d"
 }
 
 // etcdRemovedConsumed makes a Node one whose member k3s from v1.34.2 removed: it
@@ -97,8 +97,8 @@ func etcdRemovedConsumed(n *corev1.Node) {
 	if n.Annotations == nil {
 		n.Annotations = map[string]string{}
 	}
-	n.Annotations[k3sEtcdRemovedAnnotation] = n.Name + "-1a2b3c4d"
-	delete(n.Annotations, k3sEtcdRemoveAnnotation)
+	n.Annotations[k3s.EtcdRemovedNodeNameAnnotation] = n.Name + "-1a2b3c4d"
+	delete(n.Annotations, k3s.EtcdRemoveAnnotation)
 }
 
 // etcdSeen builds what a pass saw, each Machine's Node having the Machine's name.
@@ -408,11 +408,11 @@ func etcdHandshake(t *testing.T, consumes bool) {
 			t.Fatalf("k3s answers a Node that was not asked: %v", n.Annotations)
 		}
 		before := n.DeepCopy()
-		n.Annotations[k3sEtcdRemovedAnnotation] = n.Annotations[k3s.EtcdNodeNameAnnotation]
+		n.Annotations[k3s.EtcdRemovedNodeNameAnnotation] = n.Annotations[k3s.EtcdNodeNameAnnotation]
 		delete(n.Annotations, k3s.EtcdNodeNameAnnotation)
 		delete(n.Annotations, "etcd.k3s.cattle.io/node-address")
 		if consumes {
-			delete(n.Annotations, k3sEtcdRemoveAnnotation)
+			delete(n.Annotations, k3s.EtcdRemoveAnnotation)
 		}
 		etcdMust(t, env.Client.Patch(ctx, n, client.MergeFrom(before)))
 	}
@@ -425,7 +425,7 @@ func etcdHandshake(t *testing.T, consumes bool) {
 	// makes b look next: the live Nodes still say a's removal is in flight.
 	pass(func(seen *observed) {
 		a := seen.nodes["a"].DeepCopy()
-		delete(a.Annotations, k3sEtcdRemoveAnnotation)
+		delete(a.Annotations, k3s.EtcdRemoveAnnotation)
 		seen.nodes["a"] = a
 		etcdDraining(seen.machines["a"])
 	})

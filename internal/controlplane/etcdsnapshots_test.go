@@ -16,6 +16,8 @@ import (
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 	"github.com/capk3s/capk3s/internal/workload"
 	"github.com/capk3s/capk3s/test/envtest"
+
+	"github.com/capk3s/capk3s/test/cpfixtures"
 )
 
 // snapshotFile creates an ETCDSnapshotFile as k3s does: the spec at creation, the
@@ -100,7 +102,7 @@ func TestEtcdSnapshotsCondition(t *testing.T) {
 		wantLast   string
 	}{
 		{"not configured", &controlplanev1.KThreesControlPlane{}, observed{machines: machines, snapshots: etcdSnapshots{read: true, latest: ready}}, "", "", ""},
-		{"on an external datastore", onDatastore(withSnapshots(&controlplanev1.KThreesControlPlane{})), observed{machines: machines, snapshots: etcdSnapshots{read: true, latest: ready}}, "", "", ""},
+		{"on an external datastore", cpfixtures.OnDatastore(withSnapshots(&controlplanev1.KThreesControlPlane{})), observed{machines: machines, snapshots: etcdSnapshots{read: true, latest: ready}}, "", "", ""},
 		{"no server yet", withSnapshots(&controlplanev1.KThreesControlPlane{}), observed{}, metav1.ConditionFalse, controlplanev1.EtcdNoSnapshotYetReason, ""},
 		{"unreachable", withSnapshots(&controlplanev1.KThreesControlPlane{}), observed{machines: machines}, metav1.ConditionUnknown, controlplanev1.WorkloadClusterUnreachableReason, ""},
 		{"none yet", withSnapshots(&controlplanev1.KThreesControlPlane{}), observed{machines: machines, snapshots: etcdSnapshots{read: true}}, metav1.ConditionFalse, controlplanev1.EtcdNoSnapshotYetReason, ""},

@@ -17,7 +17,9 @@ import (
 // This file is the control plane's side of CAPI's in-place update protocol: when
 // servers are updated in place, and what the rest of the reconciler does meanwhile.
 // inplace_canupdate.go asks the extensions, inplace_trigger.go marks a server,
-// inplace_hold.go decides what an update under way holds back.
+// inplace_hold.go holds the pass back while an update is under way. What they decide
+// (the request, what an answer covers, the spec written, the hold) is decided in
+// package inplaceplan.
 
 // The Runtime SDK client finds the update extensions in ExtensionConfigs (read only:
 // CAPI core's controller discovers them) and honours their namespace selectors.

@@ -27,6 +27,8 @@ import (
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+
+	"github.com/capk3s/capk3s/test/cpfixtures"
 )
 
 // testRuntimeClient is a Runtime SDK client with one CanUpdateMachine extension whose
@@ -164,7 +166,7 @@ func (f *inPlaceFixture) observe(t *testing.T, r *Reconciler, notReady ...string
 			ready = append(ready, name)
 		}
 	}
-	seen.nodes = readyNodes(ready...)
+	seen.nodes = cpfixtures.ReadyNodes(ready...)
 	return seen
 }
 

@@ -14,6 +14,10 @@ import (
 	"sigs.k8s.io/cluster-api/util/conditions"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/controlplane/inplaceplan"
+	"github.com/capk3s/capk3s/internal/controlplane/serverplan"
+
+	"github.com/capk3s/capk3s/test/cpfixtures"
 )
 
 // A server that breaks during its in-place update (the upgrade image cannot be
@@ -30,7 +34,7 @@ func TestInPlaceUpdateDoesNotHoldRemediation(t *testing.T) {
 		t.Fatalf("%v marked, want one server", marked)
 	}
 	broken := f.servers(t)[marked[0]]
-	markUnhealthy(broken)
+	cpfixtures.MarkUnhealthy(broken)
 	if err := env.Client.Status().Update(ctx, broken); err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +49,7 @@ func TestInPlaceUpdateDoesNotHoldRemediation(t *testing.T) {
 	servers := f.servers(t)
 	var replacement *clusterv1.Machine
 	for _, m := range servers {
-		if _, ok := m.Annotations[remediationForAnnotation]; ok {
+		if _, ok := m.Annotations[serverplan.RemediationForAnnotation]; ok {
 			replacement = m
 		}
 	}
@@ -95,12 +99,12 @@ func TestInPlaceReportsAnUpdateCAPINeverStarts(t *testing.T) {
 	if n := len(f.servers(t)); n != 3 {
 		t.Errorf("%d servers a minute after the mark, want 3: the update holds the scale-up for a while", n)
 	}
-	if wait := inPlaceStartTimeout - time.Minute; result.RequeueAfter <= wait-10*time.Second || result.RequeueAfter > wait {
+	if wait := inplaceplan.StartTimeout - time.Minute; result.RequeueAfter <= wait-10*time.Second || result.RequeueAfter > wait {
 		t.Errorf("RequeueAfter = %s, want about %s: when the wait for CAPI ends", result.RequeueAfter, wait)
 	}
 	requireRollingOut(t, f.kcp, controlplanev1.InPlaceUpdatingReason, "Updating in place: "+stuck)
 
-	setUpdating(t, stuck, f, clusterv1.MachineInPlaceUpdatingReason, "In-place update in progress", time.Now().Add(-inPlaceStartTimeout-time.Minute))
+	setUpdating(t, stuck, f, clusterv1.MachineInPlaceUpdatingReason, "In-place update in progress", time.Now().Add(-inplaceplan.StartTimeout-time.Minute))
 	f.pass(t)
 	if n := len(f.servers(t)); n != 4 {
 		t.Errorf("%d servers once CAPI is late, want 4: scaling goes on", n)
@@ -160,11 +164,11 @@ func TestScaleDownNeverPicksAServerUpdatingInPlace(t *testing.T) {
 	updating.Annotations = map[string]string{clusterv1.UpdateInProgressAnnotation: "", runtimev1.PendingHooksAnnotation: "UpdateMachine"}
 	machines := collections.FromMachines(updating, old("b", 2*time.Hour), old("c", time.Hour))
 	outdated := collections.FromMachines(updating, machines["b"])
-	victim := selectMachineForScaleDown(context.Background(), &clusterv1.Cluster{}, machines, outdated)
+	victim := serverplan.SelectMachineForScaleDown(context.Background(), &clusterv1.Cluster{}, machines, outdated, updatingInPlace)
 	if victim == nil || victim.Name != "b" {
 		t.Errorf("scale-down picked %v, want b: a is updating in place", victim)
 	}
-	only := selectMachineForScaleDown(context.Background(), &clusterv1.Cluster{}, collections.FromMachines(updating), collections.FromMachines(updating))
+	only := serverplan.SelectMachineForScaleDown(context.Background(), &clusterv1.Cluster{}, collections.FromMachines(updating), collections.FromMachines(updating), updatingInPlace)
 	if only != nil {
 		t.Errorf("scale-down picked %s, the only server, which is updating in place", only.Name)
 	}

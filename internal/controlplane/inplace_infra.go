@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/controlplane/serverplan"
 )
 
 // The API reads an in-place update needs for a server's infrastructure machine: what
@@ -23,14 +24,14 @@ import (
 // previousTemplateSpec is the machine spec that the template infra was cloned from
 // gives, when that is another template than the one the control plane names now; nil
 // when it is the same one, or when infra does not say (adopted from other software:
-// the template is not judged then either, see infraTemplateChanged). A template that
+// the template is not judged then either, see serverplan.InfraTemplateChanged). A template that
 // is gone is a reason the server cannot be updated in place (why): the fields it set
 // cannot be told from those the provider wrote, and keeping them would leave the
 // server unlike one cloned from the new template.
 func (r *Reconciler) previousTemplateSpec(ctx context.Context, infra *unstructured.Unstructured, kcp *controlplanev1.KThreesControlPlane) (spec map[string]any, why string, err error) {
 	name, hasName := infra.GetAnnotations()[clusterv1.TemplateClonedFromNameAnnotation]
 	groupKind, hasGroupKind := infra.GetAnnotations()[clusterv1.TemplateClonedFromGroupKindAnnotation]
-	if !hasName || !hasGroupKind || infraTemplateChanged(infra, kcp) == "" {
+	if !hasName || !hasGroupKind || serverplan.InfraTemplateChanged(infra, kcp) == "" {
 		return nil, "", nil
 	}
 	gk := schema.ParseGroupKind(groupKind)

@@ -16,6 +16,7 @@ import (
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/controlplane/inplaceplan"
 )
 
 // inPlaceStep is what tryInPlaceUpdate did with the server a scale-down chose.
@@ -202,8 +203,12 @@ func (r *Reconciler) completeInPlaceTrigger(ctx context.Context, m *clusterv1.Ma
 	if err := r.patchIfChanged(ctx, objs.config, config); err != nil {
 		return err
 	}
+	spec, err := inplaceplan.MachineSpec(m.Spec, want.machine.Spec)
+	if err != nil {
+		return err
+	}
 	before := m.DeepCopy()
-	m.Spec = inPlaceMachineSpec(m.Spec, want.machine.Spec)
+	m.Spec = spec
 	markUpdateHookPending(m)
 	if err := r.Client.Patch(ctx, m, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 		return ignoreConflict(fmt.Errorf("starting the in-place update of Machine %s: %w", m.Name, err))

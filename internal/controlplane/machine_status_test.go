@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/controlplane/serverplan"
 	"github.com/capk3s/capk3s/test/envtest"
 )
 
@@ -142,7 +143,7 @@ func TestUnreachableWorkloadClusterIsUnknownNotAnOutage(t *testing.T) {
 		t.Errorf("MachinesReady = %+v, want Unknown (b's Ready is Unknown, a and c are Ready)", c)
 	}
 	// a is outdated; the pass that wrote this status decided, on the same data, to wait.
-	if c := conditions.Get(got, controlplanev1.RollingOutCondition); c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, blockedUnreachable) {
+	if c := conditions.Get(got, controlplanev1.RollingOutCondition); c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, serverplan.BlockedUnreachable) {
 		t.Errorf("RollingOut = %+v, want True, waiting for the workload cluster", c)
 	}
 	servers := listServers(t, got.Namespace)

@@ -13,9 +13,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 
-	"github.com/capk3s/capk3s/internal/webhooks/webhooktest"
 	"github.com/capk3s/capk3s/internal/workload"
 	"github.com/capk3s/capk3s/test/envtest"
+	"github.com/capk3s/capk3s/test/webhooktest"
 )
 
 var env *envtest.Environment

@@ -12,11 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/k3s"
 )
-
-// k3sControlPlaneRoleLabel is set to "true" by k3s on every server's Node, with or
-// without embedded etcd.
-const k3sControlPlaneRoleLabel = "node-role.kubernetes.io/control-plane"
 
 // watchNodes watches the workload cluster's Nodes for this control plane. ClusterCache
 // keeps one watch per name and cluster, so calling it every pass is cheap.
@@ -59,10 +56,10 @@ func serverNodeChanged() predicate.Predicate {
 				return false
 			}
 			return nodeReady(before) != nodeReady(after) ||
-				before.Labels[k3sControlPlaneRoleLabel] != after.Labels[k3sControlPlaneRoleLabel] ||
-				before.Labels[k3sEtcdRoleLabel] != after.Labels[k3sEtcdRoleLabel] ||
-				before.Annotations[k3sEtcdRemoveAnnotation] != after.Annotations[k3sEtcdRemoveAnnotation] ||
-				before.Annotations[k3sEtcdRemovedAnnotation] != after.Annotations[k3sEtcdRemovedAnnotation] ||
+				before.Labels[k3s.ControlPlaneRoleLabel] != after.Labels[k3s.ControlPlaneRoleLabel] ||
+				before.Labels[k3s.EtcdRoleLabel] != after.Labels[k3s.EtcdRoleLabel] ||
+				before.Annotations[k3s.EtcdRemoveAnnotation] != after.Annotations[k3s.EtcdRemoveAnnotation] ||
+				before.Annotations[k3s.EtcdRemovedNodeNameAnnotation] != after.Annotations[k3s.EtcdRemovedNodeNameAnnotation] ||
 				before.Spec.ProviderID != after.Spec.ProviderID
 		},
 		GenericFunc: func(event.GenericEvent) bool { return true },
@@ -72,7 +69,7 @@ func serverNodeChanged() predicate.Predicate {
 // isServerNode says k3s labelled the Node as a server's (control plane or etcd).
 func isServerNode(o client.Object) bool {
 	labels := o.GetLabels()
-	return labels[k3sControlPlaneRoleLabel] == "true" || labels[k3sEtcdRoleLabel] == "true"
+	return labels[k3s.ControlPlaneRoleLabel] == "true" || labels[k3s.EtcdRoleLabel] == "true"
 }
 
 // nodeReady is the status of the Node's Ready condition ("" without one).

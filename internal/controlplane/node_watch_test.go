@@ -6,6 +6,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	"github.com/capk3s/capk3s/internal/k3s"
 )
 
 // Only Node changes that this controller reads wake it: kubelet heartbeats and agents'
@@ -13,7 +15,7 @@ import (
 func TestServerNodeChanged(t *testing.T) {
 	server := func(opts ...func(*corev1.Node)) *corev1.Node {
 		n := etcdMember("s1", opts...)
-		n.Labels[k3sControlPlaneRoleLabel] = "true"
+		n.Labels[k3s.ControlPlaneRoleLabel] = "true"
 		n.Status.Conditions[0].LastHeartbeatTime = metav1.Unix(1_700_000_000, 0)
 		return n
 	}
@@ -28,7 +30,7 @@ func TestServerNodeChanged(t *testing.T) {
 	}
 	notReady := etcdNotReady
 	withProviderID := func(n *corev1.Node) { n.Spec.ProviderID = "sim://s1" }
-	becomesServer := func(n *corev1.Node) { n.Labels[k3sControlPlaneRoleLabel] = "true" }
+	becomesServer := func(n *corev1.Node) { n.Labels[k3s.ControlPlaneRoleLabel] = "true" }
 
 	p := serverNodeChanged()
 	for _, tc := range []struct {

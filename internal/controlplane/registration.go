@@ -9,11 +9,8 @@ import (
 	"sigs.k8s.io/cluster-api/util/conditions"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/k3s"
 )
-
-// defaultServerPort is k3s's https-listen-port when the servers do not set one: the
-// port of its supervisor and API (k3s pkg/cli/cmds/server.go, v1.34-v1.36).
-const defaultServerPort = 6443
 
 // setRegistration publishes the server that joining machines are sent to while the
 // control plane's registrationMethod names a server address. The bootstrap provider
@@ -29,7 +26,7 @@ func setRegistration(kcp *controlplanev1.KThreesControlPlane, machines collectio
 		kcp.Status.Registration = nil
 		return
 	}
-	port := int32(defaultServerPort)
+	port := int32(k3s.DefaultHTTPSListenPort)
 	if p, err := strconv.ParseInt(kcp.Spec.KThreesConfigSpec.ServerConfig.HTTPSListenPort, 10, 32); err == nil && p > 0 && p <= 65535 {
 		port = int32(p)
 	}

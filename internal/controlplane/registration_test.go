@@ -8,9 +8,11 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+
+	"github.com/capk3s/capk3s/test/cpfixtures"
 )
 
-func withAddresses(pairs ...string) machineOpt {
+func withAddresses(pairs ...string) cpfixtures.MachineOpt {
 	return func(m *clusterv1.Machine) {
 		for i := 0; i+1 < len(pairs); i += 2 {
 			m.Status.Addresses = append(m.Status.Addresses, clusterv1.MachineAddress{Type: clusterv1.MachineAddressType(pairs[i]), Address: pairs[i+1]})
@@ -19,7 +21,7 @@ func withAddresses(pairs ...string) machineOpt {
 }
 
 func markDeleted(m *clusterv1.Machine) {
-	m.DeletionTimestamp = &metav1.Time{Time: t0}
+	m.DeletionTimestamp = &metav1.Time{Time: cpfixtures.T0}
 	m.Finalizers = []string{"test"}
 }
 
@@ -28,11 +30,11 @@ func markDeleted(m *clusterv1.Machine) {
 func TestSetRegistrationChoosesAndKeepsAServer(t *testing.T) {
 	ready := withMachineCondition(clusterv1.MachineReadyCondition, metav1.ConditionTrue)
 	notReady := withMachineCondition(clusterv1.MachineReadyCondition, metav1.ConditionFalse)
-	old := decisionMachine("old", 3*time.Hour, ready, withAddresses("Hostname", "old", "InternalIP", "10.0.0.1", "ExternalIP", "203.0.113.1"))
-	mid := decisionMachine("mid", 2*time.Hour, ready, withAddresses("InternalDNS", "mid.internal", "ExternalDNS", "mid.example.com"))
-	young := decisionMachine("young", time.Hour, notReady, withAddresses("InternalIP", "10.0.0.3"))
-	noAddr := decisionMachine("noaddr", time.Minute, ready)
-	gone := decisionMachine("gone", 30*time.Minute, ready, markDeleted, withAddresses("InternalIP", "10.0.0.9"))
+	old := cpfixtures.DecisionMachine("old", 3*time.Hour, ready, withAddresses("Hostname", "old", "InternalIP", "10.0.0.1", "ExternalIP", "203.0.113.1"))
+	mid := cpfixtures.DecisionMachine("mid", 2*time.Hour, ready, withAddresses("InternalDNS", "mid.internal", "ExternalDNS", "mid.example.com"))
+	young := cpfixtures.DecisionMachine("young", time.Hour, notReady, withAddresses("InternalIP", "10.0.0.3"))
+	noAddr := cpfixtures.DecisionMachine("noaddr", time.Minute, ready)
+	gone := cpfixtures.DecisionMachine("gone", 30*time.Minute, ready, markDeleted, withAddresses("InternalIP", "10.0.0.9"))
 
 	for _, tc := range []struct {
 		name    string
@@ -71,7 +73,7 @@ func TestSetRegistrationChoosesAndKeepsAServer(t *testing.T) {
 			current: &controlplanev1.RegistrationStatus{Machine: "gone", Address: "10.0.0.9", Port: 6443}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			kcp := decisionKCP(3, nil)
+			kcp := cpfixtures.DecisionKCP(3, nil)
 			kcp.Spec.RegistrationMethod = tc.method
 			kcp.Spec.KThreesConfigSpec.ServerConfig.HTTPSListenPort = tc.port
 			kcp.Status.Registration = tc.current

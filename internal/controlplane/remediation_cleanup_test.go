@@ -10,6 +10,10 @@ import (
 	"sigs.k8s.io/cluster-api/util/conditions"
 	v1beta1conditions "sigs.k8s.io/cluster-api/util/conditions/deprecated/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capk3s/capk3s/internal/controlplane/serverplan"
+
+	"github.com/capk3s/capk3s/test/cpfixtures"
 )
 
 // markRecovered sets what a MachineHealthCheck leaves on a server that recovered
@@ -17,7 +21,7 @@ import (
 // still False (the health check leaves that condition to the owner), in both the
 // v1beta2 and the deprecated v1beta1 conditions.
 func markRecovered(m *clusterv1.Machine) {
-	markUnhealthy(m)
+	cpfixtures.MarkUnhealthy(m)
 	conditions.Set(m, metav1.Condition{Type: clusterv1.MachineHealthCheckSucceededCondition,
 		Status: metav1.ConditionTrue, Reason: clusterv1.MachineHealthCheckSucceededReason})
 	v1beta1conditions.MarkTrue(m, clusterv1.MachineHealthCheckSucceededV1Beta1Condition)
@@ -50,8 +54,8 @@ func TestReconcileRemediationClearsRecoveredServers(t *testing.T) {
 	if err != nil || done {
 		t.Fatalf("reconcileRemediation = %v, %v; want no error, not done", done, err)
 	}
-	if c := conditions.Get(kcp, remediatingCondition); c == nil || c.Reason != notRemediatingReason {
-		t.Errorf("Remediating = %+v, want %s", c, notRemediatingReason)
+	if c := conditions.Get(kcp, remediatingCondition); c == nil || c.Reason != serverplan.NotRemediatingReason {
+		t.Errorf("Remediating = %+v, want %s", c, serverplan.NotRemediatingReason)
 	}
 
 	got := &clusterv1.Machine{}
@@ -83,7 +87,7 @@ func TestRecoveredBeforeRemediation(t *testing.T) {
 		{name: "recovered", machine: recovered, wantCurrent: true, wantOld: true},
 		{name: "still unhealthy: the owner's to remediate", machine: func() *clusterv1.Machine {
 			m := &clusterv1.Machine{}
-			markUnhealthy(m)
+			cpfixtures.MarkUnhealthy(m)
 			v1beta1conditions.MarkFalse(m, clusterv1.MachineHealthCheckSucceededV1Beta1Condition, "NodeNotFound", clusterv1.ConditionSeverityWarning, "")
 			v1beta1conditions.MarkFalse(m, clusterv1.MachineOwnerRemediatedV1Beta1Condition, clusterv1.WaitingForRemediationV1Beta1Reason, clusterv1.ConditionSeverityWarning, "")
 			return m

@@ -14,6 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/controlplane/renewalplan"
+	"github.com/capk3s/capk3s/internal/controlplane/serverplan"
 	"github.com/capk3s/capk3s/internal/inplace"
 	"github.com/capk3s/capk3s/internal/workload"
 )
@@ -62,7 +64,7 @@ func (v renewalView) replaceReason(m *clusterv1.Machine) string {
 	if !v.decided {
 		return ""
 	}
-	return renewalReplaceReason(m, v.days, v.inPlace, v.now)
+	return renewalplan.ReplaceReason(m, v.days, v.inPlace, v.now)
 }
 
 // observeRenewal fills seen.renewal. The workload cluster is asked for SUC only when a
@@ -81,8 +83,8 @@ func (r *Reconciler) observeRenewal(ctx context.Context, cluster *clusterv1.Clus
 	v.workers = workers
 	needed := false
 	for _, m := range append(seen.machines.UnsortedList(), workers.UnsortedList()...) {
-		_, renewing := renewingExpiry(m)
-		_, due := renewalDue(m, v.days, v.now)
+		_, renewing := renewalplan.RenewingExpiry(m)
+		_, due := renewalplan.Due(m, v.days, v.now)
 		needed = needed || renewing || due
 	}
 	seen.renewal = v
@@ -120,7 +122,7 @@ func (r *Reconciler) observeRenewal(ctx context.Context, cluster *clusterv1.Clus
 func (v renewalView) renewing(machines collections.Machines) []string {
 	var out []string
 	for _, m := range machines {
-		if expiry, ok := renewingExpiry(m); ok && m.DeletionTimestamp.IsZero() {
+		if expiry, ok := renewalplan.RenewingExpiry(m); ok && m.DeletionTimestamp.IsZero() {
 			out = append(out, fmt.Sprintf("%s (certificates expiring at %s)", m.Name, expiry.UTC().Format(time.RFC3339)))
 		}
 	}
@@ -133,7 +135,7 @@ func (r *Reconciler) followRenewals(ctx context.Context, cluster *clusterv1.Clus
 	v := seen.renewal
 	var under []*clusterv1.Machine
 	for _, m := range append(seen.machines.UnsortedList(), v.workers.UnsortedList()...) {
-		if _, ok := renewingExpiry(m); ok {
+		if _, ok := renewalplan.RenewingExpiry(m); ok {
 			under = append(under, m)
 		}
 	}
@@ -164,7 +166,7 @@ func (r *Reconciler) followRenewals(ctx context.Context, cluster *clusterv1.Clus
 func (r *Reconciler) followRenewal(ctx context.Context, wc client.Client, seen *observed, m *clusterv1.Machine) (bool, error) {
 	v := seen.renewal
 	log := ctrl.LoggerFrom(ctx).WithValues("Machine", m.Name)
-	expiry, _ := renewingExpiry(m)
+	expiry, _ := renewalplan.RenewingExpiry(m)
 	if !v.inPlace {
 		// SUC went away, or in-place updates were turned off: the restart cannot be
 		// followed; the mark goes, and the Machine is judged again without it.
@@ -185,7 +187,7 @@ func (r *Reconciler) followRenewal(ctx context.Context, wc client.Client, seen *
 		}
 	}
 	node := v.nodeOf(seen, m)
-	_, stillDue := renewalDue(m, v.days, v.now)
+	_, stillDue := renewalplan.Due(m, v.days, v.now)
 	switch {
 	case !m.DeletionTimestamp.IsZero(), !stillDue:
 		// The node reported certificates beyond the window (or the Machine goes).
@@ -217,7 +219,7 @@ func (r *Reconciler) createRestartPlan(ctx context.Context, wc client.Client, v 
 	if err := r.apiReader().Get(ctx, client.ObjectKeyFromObject(m), live); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	if got, ok := renewingExpiry(live); !ok || !got.Equal(expiry) {
+	if got, ok := renewalplan.RenewingExpiry(live); !ok || !got.Equal(expiry) {
 		return nil
 	}
 	version := node.Status.NodeInfo.KubeletVersion
@@ -259,14 +261,14 @@ func (r *Reconciler) startRenewal(ctx context.Context, cluster *clusterv1.Cluste
 		return false, nil
 	}
 	var target *clusterv1.Machine
-	if servers := restartCandidates(seen.machines, v.days, true, v.now); len(servers) > 0 {
+	if servers := renewalplan.RestartCandidates(seen.machines, v.days, true, v.now); len(servers) > 0 {
 		target = servers[0]
 		if why := serverRestartBlocked(kcp, seen.machines, seen.nodes, target); why != "" {
 			v.blocked = "the certificate renewal waits: " + why
 			return false, nil
 		}
 	} else {
-		for _, m := range restartCandidates(v.workers, v.days, true, v.now) {
+		for _, m := range renewalplan.RestartCandidates(v.workers, v.days, true, v.now) {
 			if v.workerNodes.Ready(m.Name) {
 				target = m
 				break
@@ -284,8 +286,8 @@ func (r *Reconciler) startRenewal(ctx context.Context, cluster *clusterv1.Cluste
 	if err := r.apiReader().Get(ctx, client.ObjectKeyFromObject(target), live); err != nil {
 		return false, client.IgnoreNotFound(err)
 	}
-	action, expiry := decideRenewal(live, v.days, true, v.now)
-	if _, under := renewingExpiry(live); action != renewRestart || under {
+	action, expiry := renewalplan.Decide(live, v.days, true, v.now)
+	if _, under := renewalplan.RenewingExpiry(live); action != renewalplan.Restart || under {
 		return false, nil
 	}
 	before := live.DeepCopy()
@@ -308,7 +310,7 @@ func (v renewalView) nodeOf(seen *observed, m *clusterv1.Machine) *corev1.Node {
 	if m == nil {
 		return nil
 	}
-	if isServerMachine(m) {
+	if renewalplan.IsServer(m) {
 		return seen.nodes[m.Name]
 	}
 	return v.workerNodes[m.Name]
@@ -342,9 +344,9 @@ func (o observed) renewalMessage() string {
 		msg = "Renewing certificates by a k3s restart: " + list(renewing)
 	}
 	var next []string
-	for _, m := range restartCandidates(o.machines, v.days, v.inPlace, v.now) {
-		if _, under := renewingExpiry(m); !under {
-			expiry, _ := certificatesExpiry(m)
+	for _, m := range renewalplan.RestartCandidates(o.machines, v.days, v.inPlace, v.now) {
+		if _, under := renewalplan.RenewingExpiry(m); !under {
+			expiry, _ := renewalplan.CertificatesExpiry(m)
 			next = append(next, fmt.Sprintf("%s (certificates expiring at %s)", m.Name, expiry.UTC().Format(time.RFC3339)))
 		}
 	}
@@ -358,4 +360,19 @@ func (o observed) renewalMessage() string {
 		}
 	}
 	return msg
+}
+
+// serverRestartBlocked says why k3s must not be restarted on server target now, or "".
+// The same rules as a step that changes the servers (preflight: initialized, nothing
+// being deleted, every server's Node Ready), and the quorum rule of remediation
+// (renewalplan.QuorumBlocked). With an external datastore the servers hold no data;
+// the others serve meanwhile.
+func serverRestartBlocked(kcp *controlplanev1.KThreesControlPlane, machines collections.Machines, nodes workload.Nodes, target *clusterv1.Machine) string {
+	if blocked := serverplan.Preflight(machines, nodes, isTrue(kcp.Status.Initialization.ControlPlaneInitialized)); blocked != "" {
+		return blocked
+	}
+	if externalDatastore(kcp) {
+		return ""
+	}
+	return renewalplan.QuorumBlocked(machines, target, func(m *clusterv1.Machine) bool { return serverplan.IsHealthyServer(m, nodes) })
 }

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/controlplane/renewalplan"
 	"github.com/capk3s/capk3s/internal/k3s"
 )
 
@@ -139,7 +140,7 @@ func TestCertificateRenewalWaitsForPreflightAndQuorum(t *testing.T) {
 		names = sorted(names)
 		// The only healthy other member of whichever server goes first is one: no quorum.
 		for _, name := range names {
-			if _, due := renewalDue(getMachine(t, f.kcp.Namespace, name), 30, time.Now()); !due {
+			if _, due := renewalplan.Due(getMachine(t, f.kcp.Namespace, name), 30, time.Now()); !due {
 				f.nodes[name].Annotations = map[string]string{k3s.EtcdRemovedNodeNameAnnotation: f.nodes[name].Name}
 			}
 		}

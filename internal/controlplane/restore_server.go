@@ -12,6 +12,7 @@ import (
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/controlplane/serverplan"
 )
 
 // CreateRestoreServer creates the server that brings a running cluster back to a
@@ -27,7 +28,7 @@ func CreateRestoreServer(ctx context.Context, c client.Client, cluster *clusterv
 	if err != nil {
 		return "", err
 	}
-	failureDomain := failureDomainForScaleUp(ctx, cluster, collections.New(), collections.New())
+	failureDomain := serverplan.FailureDomainForScaleUp(ctx, cluster, collections.New(), collections.New())
 	infra, infraRef, err := r.createInfraMachine(ctx, cluster, kcp, name)
 	if err != nil {
 		return "", err
@@ -50,7 +51,7 @@ func CreateRestoreServer(ctx context.Context, c client.Client, cluster *clusterv
 // Remediating says whether the control plane is between deleting an unhealthy server
 // and creating its replacement: a restore must not start then.
 func Remediating(kcp *controlplanev1.KThreesControlPlane) bool {
-	_, ok := kcp.Annotations[remediationInProgressAnnotation]
+	_, ok := kcp.Annotations[serverplan.RemediationInProgressAnnotation]
 	return ok
 }
 

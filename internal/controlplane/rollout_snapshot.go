@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/controlplane/serverplan"
 )
 
 // +kubebuilder:rbac:groups=controlplane.cluster.x-k8s.io,resources=kthreesetcdsnapshots,verbs=get;list;watch;create
@@ -56,7 +57,7 @@ func rolloutID(kcp *controlplanev1.KThreesControlPlane) string {
 		Config  any    `json:"c"`
 		Infra   any    `json:"i"`
 		After   any    `json:"a"`
-	}{kcp.Spec.Version, normalizedConfigSpec(kcp.Spec.KThreesConfigSpec), kcp.Spec.MachineTemplate.Spec.InfrastructureRef, rolloutDeadlines(kcp)})
+	}{kcp.Spec.Version, serverplan.NormalizedConfigSpec(kcp.Spec.KThreesConfigSpec), kcp.Spec.MachineTemplate.Spec.InfrastructureRef, serverplan.RolloutDeadlines(kcp)})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])[:10]
 }

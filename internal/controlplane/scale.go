@@ -8,12 +8,12 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/controllers/external"
 	"sigs.k8s.io/cluster-api/util/collections"
-	"sigs.k8s.io/cluster-api/util/failuredomains"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/controlplane/serverplan"
 )
 
 // scaleUp creates one server: its infrastructure machine (cloned from the template),
@@ -24,7 +24,7 @@ func (r *Reconciler) scaleUp(ctx context.Context, cluster *clusterv1.Cluster, kc
 	if err != nil {
 		return err
 	}
-	failureDomain := failureDomainForScaleUp(ctx, cluster, machines, outdated)
+	failureDomain := serverplan.FailureDomainForScaleUp(ctx, cluster, machines, outdated)
 
 	infra, infraRef, err := r.createInfraMachine(ctx, cluster, kcp, name)
 	if err != nil {
@@ -39,7 +39,7 @@ func (r *Reconciler) scaleUp(ctx context.Context, cluster *clusterv1.Cluster, kc
 	}
 	machine := desiredMachine(kcp, cluster, name, failureDomain, configRef, infraRef)
 	remediation, forRemediation := "", false
-	if key, value, ok := remediationFor(kcp); ok {
+	if key, value, ok := serverplan.RemediationFor(kcp); ok {
 		// The replacement of a remediated server carries the remediation's history,
 		// so that a replacement that fails again counts as a retry.
 		if machine.Annotations == nil {
@@ -54,23 +54,11 @@ func (r *Reconciler) scaleUp(ctx context.Context, cluster *clusterv1.Cluster, kc
 	r.expectations.created(client.ObjectKeyFromObject(kcp), name)
 	if forRemediation {
 		// The deferred patch writes this: the remediation is complete.
-		delete(kcp.Annotations, remediationInProgressAnnotation)
+		delete(kcp.Annotations, serverplan.RemediationInProgressAnnotation)
 		ctrl.LoggerFrom(ctx).Info("Created the replacement of a remediated server", "Machine", name, "remediation", remediation)
 	}
 	ctrl.LoggerFrom(ctx).Info("Created a control plane Machine", "Machine", name, "failureDomain", failureDomain)
 	return nil
-}
-
-// failureDomainForScaleUp is where a new server goes, as KCP places it: the listed
-// domain with the fewest up-to-date servers that are not being deleted, ties broken by
-// the fewest servers overall. Counting only up-to-date servers spreads the servers
-// that remain once a rollout is over, not the ones it is about to remove.
-func failureDomainForScaleUp(ctx context.Context, cluster *clusterv1.Cluster, machines, outdated collections.Machines) string {
-	upToDate := machines.Filter(collections.Not(collections.HasDeletionTimestamp), func(m *clusterv1.Machine) bool {
-		_, isOutdated := outdated[m.Name]
-		return !isOutdated
-	})
-	return failuredomains.PickFewest(ctx, controlPlaneFailureDomains(cluster), machines, upToDate)
 }
 
 func (r *Reconciler) createInfraMachine(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, name string) (client.Object, clusterv1.ContractVersionedObjectReference, error) {
@@ -111,12 +99,9 @@ func (r *Reconciler) deleteQuietly(ctx context.Context, obj client.Object) error
 	return nil
 }
 
-// removeServer deletes the server a scale-down chose (selectMachineForScaleDown, as
-// KCP chooses: one marked with CAPI's delete annotation first, then an outdated one;
-// among those, one in a failure domain the Cluster no longer lists, else one from the
-// listed domain with the most servers, the oldest there). It returns why no server
-// could be chosen (victim nil), "" once one is deleted, for the ScalingDown condition:
-// a scale-down must never stall without saying so.
+// removeServer deletes the server a scale-down chose (serverplan.SelectMachineForScaleDown).
+// It returns why no server could be chosen (victim nil), "" once one is deleted, for
+// the ScalingDown condition: a scale-down must never stall without saying so.
 func (r *Reconciler) removeServer(ctx context.Context, kcp *controlplanev1.KThreesControlPlane, victim *clusterv1.Machine, machines collections.Machines) (string, error) {
 	if victim == nil {
 		return fmt.Sprintf("no server to remove was found among %s", list(machines.Names())), nil
@@ -126,48 +111,4 @@ func (r *Reconciler) removeServer(ctx context.Context, kcp *controlplanev1.KThre
 	}
 	ctrl.LoggerFrom(ctx).Info("Deleted a control plane Machine", "Machine", victim.Name)
 	return "", nil
-}
-
-func selectMachineForScaleDown(ctx context.Context, cluster *clusterv1.Cluster, machines, outdated collections.Machines) *clusterv1.Machine {
-	// A server being updated in place is never picked by itself: only an update CAPI
-	// has not started lets scaling run (inplace_hold.go), and that server stays as
-	// it is until CAPI updates it or someone deletes it or marks it for deletion.
-	eligible := collections.And(collections.Not(collections.HasDeletionTimestamp), collections.Not(updatingInPlace))
-	candidates := machines.Filter(eligible)
-	if marked := machines.Filter(collections.Not(collections.HasDeletionTimestamp), collections.HasAnnotationKey(clusterv1.DeleteMachineAnnotation)); marked.Len() > 0 {
-		candidates = marked
-	} else if o := outdated.Filter(eligible); o.Len() > 0 {
-		candidates = o
-	}
-	if candidates.Len() == 0 {
-		return nil
-	}
-	domains := controlPlaneFailureDomains(cluster)
-	// A server outside every listed domain (its domain was removed from the Cluster, or
-	// it has none while domains exist) goes first: PickMost only counts listed
-	// domains, so it would never pick such a server and the step would stall.
-	if stray := candidates.Filter(collections.Not(collections.InFailureDomains(failureDomainNames(domains)...))); len(domains) > 0 && stray.Len() > 0 {
-		return stray.Oldest()
-	}
-	fd := failuredomains.PickMost(ctx, domains, machines, candidates)
-	return candidates.Filter(collections.InFailureDomains(fd)).Oldest()
-}
-
-func failureDomainNames(domains []clusterv1.FailureDomain) []string {
-	names := make([]string, 0, len(domains))
-	for _, fd := range domains {
-		names = append(names, fd.Name)
-	}
-	return names
-}
-
-// controlPlaneFailureDomains are the Cluster's failure domains that may host servers.
-func controlPlaneFailureDomains(cluster *clusterv1.Cluster) []clusterv1.FailureDomain {
-	var out []clusterv1.FailureDomain
-	for _, fd := range cluster.Status.FailureDomains {
-		if fd.ControlPlane != nil && *fd.ControlPlane {
-			out = append(out, fd)
-		}
-	}
-	return out
 }

@@ -2,6 +2,7 @@ package controlplane
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -13,6 +14,8 @@ import (
 	"sigs.k8s.io/cluster-api/util/conditions"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/controlplane/inplaceplan"
+	"github.com/capk3s/capk3s/internal/controlplane/serverplan"
 	"github.com/capk3s/capk3s/internal/workload"
 )
 
@@ -68,7 +71,7 @@ type observed struct {
 func (o observed) unreachable() bool { return o.machines.Len() > 0 && o.nodes == nil }
 
 func desiredReplicas(kcp *controlplanev1.KThreesControlPlane) int32 {
-	return ptr.Deref(kcp.Spec.Replicas, 1)
+	return serverplan.DesiredReplicas(kcp)
 }
 
 // outdated are the servers (not being deleted) that need replacing.
@@ -138,7 +141,7 @@ func setStatus(cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPla
 	}
 	if len(o.inPlaceNotStarted) > 0 {
 		reason = controlplanev1.InPlaceUpdateNotStartedReason
-		rolling = notStartedMessage(o.inPlaceNotStarted) + "; " + rolling
+		rolling = inplaceplan.NotStartedMessage(o.inPlaceNotStarted) + "; " + rolling
 	}
 	if o.rolloutSnapshot != "" && len(o.updatingInPlace) == 0 {
 		reason = o.rolloutSnapshot
@@ -253,3 +256,8 @@ func setTrueWhen(kcp *controlplanev1.KThreesControlPlane, t string, on bool, tru
 }
 
 func list(names []string) string { return strings.Join(sorted(names), ", ") }
+
+func sorted(s []string) []string {
+	sort.Strings(s)
+	return s
+}

@@ -13,11 +13,13 @@ import (
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 	"github.com/capk3s/capk3s/internal/workload"
+
+	"github.com/capk3s/capk3s/test/cpfixtures"
 )
 
 // withMachineCondition gives a Machine a condition as CAPI's Machine controller (or
 // this controller, for UpToDate) would have set it.
-func withMachineCondition(t string, status metav1.ConditionStatus) machineOpt {
+func withMachineCondition(t string, status metav1.ConditionStatus) cpfixtures.MachineOpt {
 	return func(m *clusterv1.Machine) {
 		conditions.Set(m, metav1.Condition{Type: t, Status: status, Reason: "Test"})
 	}
@@ -40,14 +42,14 @@ func TestStatusCountsMachineConditions(t *testing.T) {
 	available := withMachineCondition(clusterv1.MachineAvailableCondition, metav1.ConditionTrue)
 	upToDate := withMachineCondition(clusterv1.MachineUpToDateCondition, metav1.ConditionTrue)
 	machines := []*clusterv1.Machine{
-		decisionMachine("a", time.Hour, ready, available, upToDate),
-		decisionMachine("b", time.Hour, ready, withMachineCondition(clusterv1.MachineAvailableCondition, metav1.ConditionFalse), upToDate),
-		decisionMachine("c", time.Hour, withMachineCondition(clusterv1.MachineReadyCondition, metav1.ConditionUnknown),
+		cpfixtures.DecisionMachine("a", time.Hour, ready, available, upToDate),
+		cpfixtures.DecisionMachine("b", time.Hour, ready, withMachineCondition(clusterv1.MachineAvailableCondition, metav1.ConditionFalse), upToDate),
+		cpfixtures.DecisionMachine("c", time.Hour, withMachineCondition(clusterv1.MachineReadyCondition, metav1.ConditionUnknown),
 			withMachineCondition(clusterv1.MachineUpToDateCondition, metav1.ConditionFalse)),
 	}
 	// Every Node is Ready: only the Machines' conditions may tell them apart.
 	seen := etcdSeen(machines, etcdMember("a"), etcdMember("b"), etcdMember("c"))
-	kcp := tokenAvailable(decisionKCP(3, nil))
+	kcp := tokenAvailable(cpfixtures.DecisionKCP(3, nil))
 
 	setStatus(statusCluster(), kcp, seen)
 
@@ -71,9 +73,9 @@ func TestStatusCountsMachineConditions(t *testing.T) {
 // with a reason that says why, not False (which CAPI would copy into the Cluster).
 func TestStatusWhenTheWorkloadClusterIsUnreachable(t *testing.T) {
 	ready := withMachineCondition(clusterv1.MachineReadyCondition, metav1.ConditionTrue)
-	machines := []*clusterv1.Machine{decisionMachine("a", time.Hour, ready), decisionMachine("b", time.Hour, ready), decisionMachine("c", time.Hour, ready)}
+	machines := []*clusterv1.Machine{cpfixtures.DecisionMachine("a", time.Hour, ready), cpfixtures.DecisionMachine("b", time.Hour, ready), cpfixtures.DecisionMachine("c", time.Hour, ready)}
 	seen := observed{machines: collections.FromMachines(machines...)} // nodes nil: not read
-	kcp := tokenAvailable(decisionKCP(3, nil))
+	kcp := tokenAvailable(cpfixtures.DecisionKCP(3, nil))
 
 	setStatus(statusCluster(), kcp, seen)
 	setDatastoreHealth(kcp, seen)
@@ -92,33 +94,11 @@ func TestStatusWhenTheWorkloadClusterIsUnreachable(t *testing.T) {
 	}
 
 	// Not initialized: that is a fact, whatever the connection.
-	kcp = tokenAvailable(decisionKCP(3, nil))
+	kcp = tokenAvailable(cpfixtures.DecisionKCP(3, nil))
 	kcp.Status.Initialization.ControlPlaneInitialized = nil
 	setStatus(statusCluster(), kcp, seen)
 	if c := conditions.Get(kcp, controlplanev1.AvailableCondition); c == nil || c.Status != metav1.ConditionFalse {
 		t.Errorf("Available before initialization = %+v, want False", c)
-	}
-}
-
-// No step is decided on Nodes that could not be read, and the reason says so.
-func TestNoStepWhileTheWorkloadClusterIsUnreachable(t *testing.T) {
-	machines := collections.FromMachines(decisionMachine("a", time.Hour, withVersion("v1.30.9+k3s1")),
-		decisionMachine("b", time.Hour), decisionMachine("c", time.Hour))
-	for _, tc := range []struct {
-		name     string
-		replicas int32
-		outdated collections.Machines
-	}{
-		{"scale up", 5, nil},
-		{"scale down", 1, nil},
-		{"rollout", 3, collections.FromMachines(machines["a"])},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			step, why := nextStep(decisionKCP(tc.replicas, nil), observed{machines: machines}, tc.outdated, true)
-			if step != stepNone || why != blockedUnreachable {
-				t.Errorf("nextStep = %v, %q; want no step, %q", step, why, blockedUnreachable)
-			}
-		})
 	}
 }
 
@@ -142,7 +122,7 @@ func TestAvailableNeedsAnEtcdQuorum(t *testing.T) {
 		{"no member at all", etcdSeen(machines[:1], etcdMember("a", etcdNotMember)), metav1.ConditionFalse},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			kcp := tokenAvailable(decisionKCP(3, nil))
+			kcp := tokenAvailable(cpfixtures.DecisionKCP(3, nil))
 			setAvailable(kcp, tc.seen)
 			if c := conditions.Get(kcp, controlplanev1.AvailableCondition); c == nil || c.Status != tc.want {
 				t.Errorf("Available = %+v, want %s", c, tc.want)
@@ -152,15 +132,15 @@ func TestAvailableNeedsAnEtcdQuorum(t *testing.T) {
 }
 
 func TestVersionsOf(t *testing.T) {
-	node := func(v string) machineOpt {
+	node := func(v string) cpfixtures.MachineOpt {
 		return func(m *clusterv1.Machine) { m.Status.NodeInfo = &corev1.NodeSystemInfo{KubeletVersion: v} }
 	}
 	machines := collections.FromMachines(
-		decisionMachine("a", time.Hour, withVersion("v1.31.4+k3s2")),
-		decisionMachine("b", time.Hour, withVersion("v1.31.4+k3s2"), node("v1.31.4+k3s1")), // asked for k3s2, still runs k3s1
-		decisionMachine("c", time.Hour, withVersion("v1.31.4+k3s10")),
-		decisionMachine("d", time.Hour, withVersion("v1.30.9+k3s1")),
-		decisionMachine("e", time.Hour, withVersion("v1.31.4+k3s2")),
+		cpfixtures.DecisionMachine("a", time.Hour, cpfixtures.WithVersion("v1.31.4+k3s2")),
+		cpfixtures.DecisionMachine("b", time.Hour, cpfixtures.WithVersion("v1.31.4+k3s2"), node("v1.31.4+k3s1")), // asked for k3s2, still runs k3s1
+		cpfixtures.DecisionMachine("c", time.Hour, cpfixtures.WithVersion("v1.31.4+k3s10")),
+		cpfixtures.DecisionMachine("d", time.Hour, cpfixtures.WithVersion("v1.30.9+k3s1")),
+		cpfixtures.DecisionMachine("e", time.Hour, cpfixtures.WithVersion("v1.31.4+k3s2")),
 	)
 	got := versionsOf(machines)
 	want := []clusterv1.StatusVersion{
@@ -176,7 +156,7 @@ func TestVersionsOf(t *testing.T) {
 			break
 		}
 	}
-	kcp := tokenAvailable(decisionKCP(5, nil))
+	kcp := tokenAvailable(cpfixtures.DecisionKCP(5, nil))
 	setStatus(statusCluster(), kcp, observed{machines: machines, nodes: workload.Nodes{}})
 	if kcp.Status.Version != "v1.30.9+k3s1" || len(kcp.Status.Versions) != 4 {
 		t.Errorf("status version %q versions %v, want the oldest first", kcp.Status.Version, kcp.Status.Versions)
@@ -189,10 +169,10 @@ func TestVersionsOf(t *testing.T) {
 // A new Machine without UpToDate yet does not make MachinesUpToDate flicker.
 func TestMachinesUpToDateIgnoresBrandNewMachines(t *testing.T) {
 	now := time.Now()
-	fresh := decisionMachine("fresh", 0)
+	fresh := cpfixtures.DecisionMachine("fresh", 0)
 	fresh.CreationTimestamp = metav1.NewTime(now.Add(-2 * time.Second))
-	old := decisionMachine("old", 0, withMachineCondition(clusterv1.MachineUpToDateCondition, metav1.ConditionTrue))
-	kcp := decisionKCP(2, nil)
+	old := cpfixtures.DecisionMachine("old", 0, withMachineCondition(clusterv1.MachineUpToDateCondition, metav1.ConditionTrue))
+	kcp := cpfixtures.DecisionKCP(2, nil)
 	setMachinesUpToDate(kcp, collections.FromMachines(fresh, old), now)
 	if !conditions.IsTrue(kcp, controlplanev1.MachinesUpToDateCondition) {
 		t.Errorf("MachinesUpToDate = %+v, want True", conditions.Get(kcp, controlplanev1.MachinesUpToDateCondition))

@@ -16,7 +16,7 @@ import (
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 	"github.com/capk3s/capk3s/internal/k3s"
 	controlplanewebhooks "github.com/capk3s/capk3s/internal/webhooks/controlplane"
-	"github.com/capk3s/capk3s/internal/webhooks/webhooktest"
+	"github.com/capk3s/capk3s/test/webhooktest"
 )
 
 // FuzzUpToDate builds random control planes (webhooktest.FillFromFuzz), as the

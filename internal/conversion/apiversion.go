@@ -2,11 +2,9 @@ package conversion
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/gobuffalo/flect"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -28,28 +26,6 @@ import (
 // APIVersionGetter returns the apiVersion that a reference to a kind of the given
 // group should carry.
 type APIVersionGetter func(ctx context.Context, gk schema.GroupKind) (string, error)
-
-var (
-	getterMu      sync.RWMutex
-	apiVersionFor APIVersionGetter = func(context.Context, schema.GroupKind) (string, error) {
-		return "", errors.New("no apiVersion getter is set for conversion")
-	}
-)
-
-// SetAPIVersionGetter sets how down-conversion finds the apiVersion of an
-// infrastructure template; the managers set it at start-up.
-func SetAPIVersionGetter(f APIVersionGetter) {
-	getterMu.Lock()
-	defer getterMu.Unlock()
-	apiVersionFor = f
-}
-
-func lookupAPIVersion(ctx context.Context, gk schema.GroupKind) (string, error) {
-	getterMu.RLock()
-	f := apiVersionFor
-	getterMu.RUnlock()
-	return f(ctx, gk)
-}
 
 // APIVersionFromCRDs reads the kind's CRD (its metadata only) and returns
 // group/version for the newest version its Cluster API contract label lists.

@@ -15,7 +15,7 @@ import (
 // The CA validity and the certificates status have no v1beta1 field: a control plane
 // read and written back at v1beta1 keeps both.
 func TestCertificateFieldsSurviveV1Beta1(t *testing.T) {
-	SetAPIVersionGetter(testAPIVersion)
+	lk := Lookups{APIVersion: testAPIVersion}
 	expiry := metav1.NewTime(time.Date(2027, 3, 1, 10, 0, 0, 0, time.UTC))
 	hub := &controlplanev1.KThreesControlPlane{
 		ObjectMeta: metav1.ObjectMeta{Name: "cp", Namespace: "ns"},
@@ -32,11 +32,11 @@ func TestCertificateFieldsSurviveV1Beta1(t *testing.T) {
 		}},
 	}
 	old := &controlplanev1beta1.KThreesControlPlane{}
-	if err := ConvertKThreesControlPlaneHubToV1Beta1(t.Context(), hub.DeepCopy(), old); err != nil {
+	if err := lk.ConvertKThreesControlPlaneHubToV1Beta1(t.Context(), hub.DeepCopy(), old); err != nil {
 		t.Fatal(err)
 	}
 	back := &controlplanev1.KThreesControlPlane{}
-	if err := ConvertKThreesControlPlaneV1Beta1ToHub(t.Context(), old, back); err != nil {
+	if err := lk.ConvertKThreesControlPlaneV1Beta1ToHub(t.Context(), old, back); err != nil {
 		t.Fatal(err)
 	}
 	if back.Spec.CACertificateValidityPeriodDays != 7300 {

@@ -22,8 +22,8 @@ const editRounds = 2000
 // These go through the paths the plain round trips never take (kept data whose
 // digest no longer matches).
 func TestEditThroughV1Beta1ChangesOnlyThatField(t *testing.T) {
-	SetAPIVersionGetter(testAPIVersion)
-	stored := useStoredObjects(t)
+	lk := Lookups{APIVersion: testAPIVersion}
+	stored := useStoredObjects(&lk)
 	f := utilconversion.GetFuzzer(scheme.ForControlPlane(), []fuzzer.FuzzerFuncs{referenceFuzzers, jsonFuzzers, storedFuzzers(t)}...)
 	ctx := t.Context()
 
@@ -31,14 +31,14 @@ func TestEditThroughV1Beta1ChangesOnlyThatField(t *testing.T) {
 		before := &controlplanev1.KThreesControlPlane{}
 		f.Fill(before)
 		spoke := &controlplanev1beta1.KThreesControlPlane{}
-		if err := storing(stored, ConvertKThreesControlPlaneHubToV1Beta1)(ctx, before.DeepCopy(), spoke); err != nil {
+		if err := storing(stored, lk.ConvertKThreesControlPlaneHubToV1Beta1)(ctx, before.DeepCopy(), spoke); err != nil {
 			t.Fatal(err)
 		}
 		spoke.Spec.Version = "v1.99.0+k3s1"
 		spoke.Spec.KThreesConfigSpec.ServerConfig.ClusterDomain = "edited.example"
 		spoke.Status.Selector = "edited=true"
 		after := &controlplanev1.KThreesControlPlane{}
-		if err := ConvertKThreesControlPlaneV1Beta1ToHub(ctx, spoke, after); err != nil {
+		if err := lk.ConvertKThreesControlPlaneV1Beta1ToHub(ctx, spoke, after); err != nil {
 			t.Fatal(err)
 		}
 		want := before.DeepCopy()
@@ -57,12 +57,12 @@ func TestEditThroughV1Beta1ChangesOnlyThatField(t *testing.T) {
 		before := &bootstrapv1.KThreesConfig{}
 		f.Fill(before)
 		spoke := &bootstrapv1beta1.KThreesConfig{}
-		if err := storing(stored, ConvertKThreesConfigHubToV1Beta1)(ctx, before.DeepCopy(), spoke); err != nil {
+		if err := storing(stored, lk.ConvertKThreesConfigHubToV1Beta1)(ctx, before.DeepCopy(), spoke); err != nil {
 			t.Fatal(err)
 		}
 		spoke.Spec.PreK3sCommands = append(spoke.Spec.PreK3sCommands, "echo edited")
 		after := &bootstrapv1.KThreesConfig{}
-		if err := ConvertKThreesConfigV1Beta1ToHub(ctx, spoke, after); err != nil {
+		if err := lk.ConvertKThreesConfigV1Beta1ToHub(ctx, spoke, after); err != nil {
 			t.Fatal(err)
 		}
 		want := before.DeepCopy()
@@ -81,7 +81,7 @@ func TestEditThroughV1Beta1ChangesOnlyThatField(t *testing.T) {
 // v1beta1-only spec fields, but without v1beta1-only status, which describes an
 // older state.
 func TestEditThroughV1Beta2KeepsV1Beta1SpecButNotOldStatus(t *testing.T) {
-	SetAPIVersionGetter(testAPIVersion)
+	lk := Lookups{APIVersion: testAPIVersion}
 	f := utilconversion.GetFuzzer(scheme.ForControlPlane(), []fuzzer.FuzzerFuncs{referenceFuzzers, jsonFuzzers, storedFuzzers(t)}...)
 	ctx := t.Context()
 
@@ -89,13 +89,13 @@ func TestEditThroughV1Beta2KeepsV1Beta1SpecButNotOldStatus(t *testing.T) {
 		before := &controlplanev1beta1.KThreesControlPlane{}
 		f.Fill(before)
 		hub := &controlplanev1.KThreesControlPlane{}
-		if err := ConvertKThreesControlPlaneV1Beta1ToHub(ctx, before.DeepCopy(), hub); err != nil {
+		if err := lk.ConvertKThreesControlPlaneV1Beta1ToHub(ctx, before.DeepCopy(), hub); err != nil {
 			t.Fatal(err)
 		}
 		hub.Spec.Version = "v1.99.0+k3s1"
 		hub.Status.ObservedGeneration++
 		after := &controlplanev1beta1.KThreesControlPlane{}
-		if err := ConvertKThreesControlPlaneHubToV1Beta1(ctx, hub, after); err != nil {
+		if err := lk.ConvertKThreesControlPlaneHubToV1Beta1(ctx, hub, after); err != nil {
 			t.Fatal(err)
 		}
 		want := before.DeepCopy()

@@ -139,8 +139,8 @@ func storedFuzzers(t testing.TB) fuzzer.FuzzerFuncs {
 // object, which is where the withheld fields come back from. The kept data makes
 // these pass whatever the mappings do; TestMappingsWithoutKeptData checks those.
 func TestFuzzyConversion(t *testing.T) {
-	SetAPIVersionGetter(testAPIVersion)
-	stored := useStoredObjects(t)
+	lk := Lookups{APIVersion: testAPIVersion}
+	stored := useStoredObjects(&lk)
 	s := scheme.ForControlPlane()
 	funcs := []fuzzer.FuzzerFuncs{referenceFuzzers, jsonFuzzers, storedFuzzers(t)}
 
@@ -148,22 +148,22 @@ func TestFuzzyConversion(t *testing.T) {
 		Scheme: s, FuzzerFuncs: funcs,
 		HubAfterMutation:      func(o *bootstrapv1.KThreesConfig) { asStored(t, o) },
 		SpokeAfterMutation:    func(o *bootstrapv1beta1.KThreesConfig) { asStored(t, o) },
-		ConvertHubToSpokeFunc: storing(stored, ConvertKThreesConfigHubToV1Beta1),
-		ConvertSpokeToHubFunc: ConvertKThreesConfigV1Beta1ToHub,
+		ConvertHubToSpokeFunc: storing(stored, lk.ConvertKThreesConfigHubToV1Beta1),
+		ConvertSpokeToHubFunc: lk.ConvertKThreesConfigV1Beta1ToHub,
 	}))
 	t.Run("KThreesConfigTemplate", utilconversion.SpokeConverterFuzzTestFunc(utilconversion.SpokeConverterFuzzTestFuncInput[*bootstrapv1.KThreesConfigTemplate, *bootstrapv1beta1.KThreesConfigTemplate]{
 		Scheme: s, FuzzerFuncs: funcs,
 		HubAfterMutation:      func(o *bootstrapv1.KThreesConfigTemplate) { asStored(t, o) },
 		SpokeAfterMutation:    func(o *bootstrapv1beta1.KThreesConfigTemplate) { asStored(t, o) },
-		ConvertHubToSpokeFunc: storing(stored, ConvertKThreesConfigTemplateHubToV1Beta1),
-		ConvertSpokeToHubFunc: ConvertKThreesConfigTemplateV1Beta1ToHub,
+		ConvertHubToSpokeFunc: storing(stored, lk.ConvertKThreesConfigTemplateHubToV1Beta1),
+		ConvertSpokeToHubFunc: lk.ConvertKThreesConfigTemplateV1Beta1ToHub,
 	}))
 	t.Run("KThreesControlPlane", utilconversion.SpokeConverterFuzzTestFunc(utilconversion.SpokeConverterFuzzTestFuncInput[*controlplanev1.KThreesControlPlane, *controlplanev1beta1.KThreesControlPlane]{
 		Scheme: s, FuzzerFuncs: funcs,
 		HubAfterMutation:      func(o *controlplanev1.KThreesControlPlane) { asStored(t, o) },
 		SpokeAfterMutation:    func(o *controlplanev1beta1.KThreesControlPlane) { asStored(t, o) },
-		ConvertHubToSpokeFunc: storing(stored, ConvertKThreesControlPlaneHubToV1Beta1),
-		ConvertSpokeToHubFunc: ConvertKThreesControlPlaneV1Beta1ToHub,
+		ConvertHubToSpokeFunc: storing(stored, lk.ConvertKThreesControlPlaneHubToV1Beta1),
+		ConvertSpokeToHubFunc: lk.ConvertKThreesControlPlaneV1Beta1ToHub,
 	}))
 }
 

@@ -55,9 +55,9 @@ func oldControlPlane() *controlplanev1beta1.KThreesControlPlane {
 }
 
 func TestV1Beta1ControlPlaneMapsToItsV1Beta2Fields(t *testing.T) {
-	SetAPIVersionGetter(testAPIVersion)
+	lk := Lookups{APIVersion: testAPIVersion}
 	hub := &controlplanev1.KThreesControlPlane{}
-	if err := ConvertKThreesControlPlaneV1Beta1ToHub(t.Context(), oldControlPlane(), hub); err != nil {
+	if err := lk.ConvertKThreesControlPlaneV1Beta1ToHub(t.Context(), oldControlPlane(), hub); err != nil {
 		t.Fatal(err)
 	}
 	s := hub.Spec
@@ -96,7 +96,7 @@ func TestV1Beta1ControlPlaneMapsToItsV1Beta2Fields(t *testing.T) {
 }
 
 func TestV1Beta2ControlPlaneReadsAtV1Beta1(t *testing.T) {
-	SetAPIVersionGetter(testAPIVersion)
+	lk := Lookups{APIVersion: testAPIVersion}
 	hub := &controlplanev1.KThreesControlPlane{
 		ObjectMeta: metav1.ObjectMeta{Name: "cp", Namespace: "ns"},
 		Spec: controlplanev1.KThreesControlPlaneSpec{
@@ -114,7 +114,7 @@ func TestV1Beta2ControlPlaneReadsAtV1Beta1(t *testing.T) {
 		},
 	}
 	old := &controlplanev1beta1.KThreesControlPlane{}
-	if err := ConvertKThreesControlPlaneHubToV1Beta1(t.Context(), hub, old); err != nil {
+	if err := lk.ConvertKThreesControlPlaneHubToV1Beta1(t.Context(), hub, old); err != nil {
 		t.Fatal(err)
 	}
 	wantRef := corev1.ObjectReference{APIVersion: "infrastructure.cluster.x-k8s.io/v1beta2", Kind: "DockerMachineTemplate", Name: "cp"}
@@ -133,7 +133,7 @@ func TestV1Beta2ControlPlaneReadsAtV1Beta1(t *testing.T) {
 		t.Errorf("v1beta2-only format not kept on the v1beta1 object: %q", old.Annotations[hubDataAnnotation])
 	}
 	back := &controlplanev1.KThreesControlPlane{}
-	if err := ConvertKThreesControlPlaneV1Beta1ToHub(t.Context(), old, back); err != nil {
+	if err := lk.ConvertKThreesControlPlaneV1Beta1ToHub(t.Context(), old, back); err != nil {
 		t.Fatal(err)
 	}
 	if back.Spec.KThreesConfigSpec.Format != bootstrapv1.Ignition {
@@ -142,9 +142,10 @@ func TestV1Beta2ControlPlaneReadsAtV1Beta1(t *testing.T) {
 }
 
 func TestBadInfrastructureTemplateAPIVersionIsRefused(t *testing.T) {
+	lk := Lookups{APIVersion: testAPIVersion}
 	old := oldControlPlane()
 	old.Spec.InfrastructureTemplate.APIVersion = "infrastructure.cluster.x-k8s.io/v1beta1/extra"
-	err := ConvertKThreesControlPlaneV1Beta1ToHub(t.Context(), old, &controlplanev1.KThreesControlPlane{})
+	err := lk.ConvertKThreesControlPlaneV1Beta1ToHub(t.Context(), old, &controlplanev1.KThreesControlPlane{})
 	if err == nil || !strings.Contains(err.Error(), "spec.infrastructureTemplate.apiVersion") {
 		t.Fatalf("err = %v, want one naming spec.infrastructureTemplate.apiVersion", err)
 	}
@@ -153,20 +154,21 @@ func TestBadInfrastructureTemplateAPIVersionIsRefused(t *testing.T) {
 // cluster-api-k3s's own status on a taken-over config is shown at v1beta1 until the
 // controller writes its first status, and not after.
 func TestOldConfigStatusGoesOnceTheControllerWritesItsOwn(t *testing.T) {
+	lk := Lookups{APIVersion: testAPIVersion}
 	old := &bootstrapv1beta1.KThreesConfig{
 		ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns"},
 		Status: bootstrapv1beta1.KThreesConfigStatus{Ready: true, DataSecretName: ptr.To("c-data"),
 			FailureReason: "InvalidConfig", FailureMessage: "old failure"},
 	}
 	hub := &bootstrapv1.KThreesConfig{}
-	if err := ConvertKThreesConfigV1Beta1ToHub(t.Context(), old, hub); err != nil {
+	if err := lk.ConvertKThreesConfigV1Beta1ToHub(t.Context(), old, hub); err != nil {
 		t.Fatal(err)
 	}
 	if hub.Status.DataSecretName != "c-data" || !ptr.Deref(hub.Status.Initialization.DataSecretCreated, false) {
 		t.Fatalf("v1beta2 status = %+v", hub.Status)
 	}
 	unchanged := &bootstrapv1beta1.KThreesConfig{}
-	if err := ConvertKThreesConfigHubToV1Beta1(t.Context(), hub.DeepCopy(), unchanged); err != nil {
+	if err := lk.ConvertKThreesConfigHubToV1Beta1(t.Context(), hub.DeepCopy(), unchanged); err != nil {
 		t.Fatal(err)
 	}
 	if unchanged.Status.FailureReason != "InvalidConfig" {
@@ -174,7 +176,7 @@ func TestOldConfigStatusGoesOnceTheControllerWritesItsOwn(t *testing.T) {
 	}
 	hub.Status.ObservedGeneration = 7 // the controller's first pass
 	now := &bootstrapv1beta1.KThreesConfig{}
-	if err := ConvertKThreesConfigHubToV1Beta1(t.Context(), hub, now); err != nil {
+	if err := lk.ConvertKThreesConfigHubToV1Beta1(t.Context(), hub, now); err != nil {
 		t.Fatal(err)
 	}
 	if now.Status.FailureReason != "" || now.Status.FailureMessage != "" || !now.Status.Ready || now.Status.ObservedGeneration != 7 {
@@ -186,17 +188,16 @@ func TestOldConfigStatusGoesOnceTheControllerWritesItsOwn(t *testing.T) {
 // still succeeds (the apiserver converts every stored object for its v1beta1 watch
 // cache) and the group survives the way back.
 func TestUnknownTemplateVersionKeepsTheGroup(t *testing.T) {
-	SetAPIVersionGetter(func(context.Context, schema.GroupKind) (string, error) {
+	lk := Lookups{APIVersion: func(context.Context, schema.GroupKind) (string, error) {
 		return "", errors.New("no CRD")
-	})
-	t.Cleanup(func() { SetAPIVersionGetter(testAPIVersion) })
+	}}
 	hub := &controlplanev1.KThreesControlPlane{Spec: controlplanev1.KThreesControlPlaneSpec{
 		MachineTemplate: controlplanev1.KThreesControlPlaneMachineTemplate{Spec: controlplanev1.KThreesControlPlaneMachineTemplateSpec{
 			InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: "infrastructure.cluster.x-k8s.io", Kind: "AWSMachineTemplate", Name: "cp"},
 		}},
 	}}
 	old := &controlplanev1beta1.KThreesControlPlane{}
-	if err := ConvertKThreesControlPlaneHubToV1Beta1(t.Context(), hub, old); err != nil {
+	if err := lk.ConvertKThreesControlPlaneHubToV1Beta1(t.Context(), hub, old); err != nil {
 		t.Fatal(err)
 	}
 	if got := old.Spec.InfrastructureTemplate.APIVersion; got != "infrastructure.cluster.x-k8s.io/" {
@@ -204,7 +205,7 @@ func TestUnknownTemplateVersionKeepsTheGroup(t *testing.T) {
 	}
 	delete(old.Annotations, hubDataAnnotation)
 	back := &controlplanev1.KThreesControlPlane{}
-	if err := ConvertKThreesControlPlaneV1Beta1ToHub(t.Context(), old, back); err != nil {
+	if err := lk.ConvertKThreesControlPlaneV1Beta1ToHub(t.Context(), old, back); err != nil {
 		t.Fatal(err)
 	}
 	if back.Spec.MachineTemplate.Spec.InfrastructureRef != hub.Spec.MachineTemplate.Spec.InfrastructureRef {
@@ -216,14 +217,14 @@ func TestUnknownTemplateVersionKeepsTheGroup(t *testing.T) {
 // not moved yet (it is paused, say), shows its own reference at v1beta1, and converts
 // back up without inventing the moved fields.
 func TestNotYetMovedControlPlaneShowsItsOldReference(t *testing.T) {
-	SetAPIVersionGetter(testAPIVersion)
+	lk := Lookups{APIVersion: testAPIVersion}
 	old := &controlplanev1.DeprecatedObjectReference{APIVersion: "infrastructure.cluster.x-k8s.io/v1beta1", Kind: "VSphereMachineTemplate", Name: "cp", Namespace: "ns"}
 	hub := &controlplanev1.KThreesControlPlane{Spec: controlplanev1.KThreesControlPlaneSpec{Version: "v1.30.6+k3s1",
 		MachineTemplate: controlplanev1.KThreesControlPlaneMachineTemplate{
 			DeprecatedInfrastructureRef: old, DeprecatedNodeDrainTimeout: &metav1.Duration{Duration: 90 * time.Second}, //nolint:staticcheck // the old fields are what is tested
 		}}}
 	v1 := &controlplanev1beta1.KThreesControlPlane{}
-	if err := ConvertKThreesControlPlaneHubToV1Beta1(t.Context(), hub.DeepCopy(), v1); err != nil {
+	if err := lk.ConvertKThreesControlPlaneHubToV1Beta1(t.Context(), hub.DeepCopy(), v1); err != nil {
 		t.Fatal(err)
 	}
 	want := corev1.ObjectReference{APIVersion: old.APIVersion, Kind: old.Kind, Name: old.Name, Namespace: old.Namespace}
@@ -232,7 +233,7 @@ func TestNotYetMovedControlPlaneShowsItsOldReference(t *testing.T) {
 	}
 	v1.Spec.Version = "v1.31.4+k3s1"
 	back := &controlplanev1.KThreesControlPlane{}
-	if err := ConvertKThreesControlPlaneV1Beta1ToHub(t.Context(), v1, back); err != nil {
+	if err := lk.ConvertKThreesControlPlaneV1Beta1ToHub(t.Context(), v1, back); err != nil {
 		t.Fatal(err)
 	}
 	if back.Spec.MachineTemplate.Spec.InfrastructureRef.IsDefined() || back.Spec.MachineTemplate.Spec.Deletion.NodeDrainTimeoutSeconds != nil {
@@ -246,12 +247,12 @@ func TestNotYetMovedControlPlaneShowsItsOldReference(t *testing.T) {
 // Damaged kept data on a stored object must not fail the conversion down, which the
 // apiserver runs on every write of the object.
 func TestUnreadableKeptDataIsIgnoredGoingDown(t *testing.T) {
-	SetAPIVersionGetter(testAPIVersion)
+	lk := Lookups{APIVersion: testAPIVersion}
 	hub := &bootstrapv1.KThreesConfig{ObjectMeta: metav1.ObjectMeta{
 		Annotations: map[string]string{v1beta1DataAnnotation: "{not json"}}}
 	hub.Spec.Version = "v1.31.4+k3s1"
 	v1 := &bootstrapv1beta1.KThreesConfig{}
-	if err := ConvertKThreesConfigHubToV1Beta1(t.Context(), hub, v1); err != nil {
+	if err := lk.ConvertKThreesConfigHubToV1Beta1(t.Context(), hub, v1); err != nil {
 		t.Fatalf("converting down with damaged kept data: %v", err)
 	}
 	if v1.Spec.Version != "v1.31.4+k3s1" {
@@ -264,12 +265,12 @@ func TestUnreadableKeptDataIsIgnoredGoingDown(t *testing.T) {
 
 // Kept data that reads but does not apply (a hand edit) is ignored going down too.
 func TestKeptPatchThatDoesNotApplyIsIgnoredGoingDown(t *testing.T) {
-	SetAPIVersionGetter(testAPIVersion)
+	lk := Lookups{APIVersion: testAPIVersion}
 	hub := &controlplanev1.KThreesControlPlane{ObjectMeta: metav1.ObjectMeta{Name: "cp", Annotations: map[string]string{
 		v1beta1DataAnnotation: `{"specPatch":{"digest":"x","patch":5},"statusPatch":{"digest":"y","patch":[1]}}`}}}
 	hub.Spec.Version = "v1.31.4+k3s1"
 	v1 := &controlplanev1beta1.KThreesControlPlane{}
-	if err := ConvertKThreesControlPlaneHubToV1Beta1(t.Context(), hub, v1); err != nil {
+	if err := lk.ConvertKThreesControlPlaneHubToV1Beta1(t.Context(), hub, v1); err != nil {
 		t.Fatalf("converting down with kept data that does not apply: %v", err)
 	}
 	if v1.Spec.Version != "v1.31.4+k3s1" {
@@ -292,10 +293,11 @@ func keptOf(t *testing.T, obj metav1.Object, key string) kept {
 // bootstrapData, an inline copy of the bootstrap data with the join token in it, is
 // never copied into an annotation.
 func TestBootstrapDataIsNotKept(t *testing.T) {
+	lk := Lookups{APIVersion: testAPIVersion}
 	old := &bootstrapv1beta1.KThreesConfig{Status: bootstrapv1beta1.KThreesConfigStatus{
 		BootstrapData: []byte("#cloud-config token: K10secret"), FailureReason: "x"}}
 	hub := &bootstrapv1.KThreesConfig{}
-	if err := ConvertKThreesConfigV1Beta1ToHub(t.Context(), old, hub); err != nil {
+	if err := lk.ConvertKThreesConfigV1Beta1ToHub(t.Context(), old, hub); err != nil {
 		t.Fatal(err)
 	}
 	v := hub.Annotations[v1beta1DataAnnotation]

@@ -2,6 +2,9 @@
 // v1beta1 API) to and from the v1beta2 hub, for the CRDs' conversion webhooks. The
 // converters are registered with controller-runtime's hub-and-spoke webhook builder
 // (WithConverter), as Cluster API's own providers do, so that api/ holds types only.
+// What conversion reads besides the object (a template CRD's versions, the stored
+// object) comes through the Lookups each manager builds its converters with; the
+// package holds no state of its own.
 //
 // Conversion is lossless both ways. What the other version cannot express, and only
 // that, is kept in an annotation as a JSON merge patch over the plain conversion (see

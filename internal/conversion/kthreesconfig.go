@@ -22,7 +22,7 @@ import (
 //     there is nothing in it.
 
 // ConvertKThreesConfigV1Beta1ToHub converts a v1beta1 KThreesConfig to v1beta2.
-func ConvertKThreesConfigV1Beta1ToHub(ctx context.Context, src *bootstrapv1beta1.KThreesConfig, dst *bootstrapv1.KThreesConfig) error {
+func (l Lookups) ConvertKThreesConfigV1Beta1ToHub(ctx context.Context, src *bootstrapv1beta1.KThreesConfig, dst *bootstrapv1.KThreesConfig) error {
 	dst.ObjectMeta = *src.ObjectMeta.DeepCopy()
 	hub, err := takeKept(dst, hubDataAnnotation)
 	if err != nil {
@@ -31,7 +31,7 @@ func ConvertKThreesConfigV1Beta1ToHub(ctx context.Context, src *bootstrapv1beta1
 	if err := convertPart(hub, configSpecRules, &src.Spec, &dst.Spec, true, infallible(configSpecToHub)); err != nil {
 		return err
 	}
-	if err := restoreWithheld(ctx, hub, configSpecRules, dst, &dst.Spec, configSpecOf); err != nil {
+	if err := restoreWithheld(ctx, l.Stored, hub, configSpecRules, dst, &dst.Spec, configSpecOf); err != nil {
 		return err
 	}
 	if err := convertPart(hub, configStatusRules, &src.Status, &dst.Status, true, infallible(configStatusToHub)); err != nil {
@@ -56,7 +56,7 @@ func templateSpecOf(t *bootstrapv1.KThreesConfigTemplate) *bootstrapv1.KThreesCo
 }
 
 // ConvertKThreesConfigHubToV1Beta1 converts a v1beta2 KThreesConfig to v1beta1.
-func ConvertKThreesConfigHubToV1Beta1(ctx context.Context, src *bootstrapv1.KThreesConfig, dst *bootstrapv1beta1.KThreesConfig) error {
+func (l Lookups) ConvertKThreesConfigHubToV1Beta1(ctx context.Context, src *bootstrapv1.KThreesConfig, dst *bootstrapv1beta1.KThreesConfig) error {
 	dst.ObjectMeta = *src.ObjectMeta.DeepCopy()
 	old := takeKeptOrNothing(ctx, dst, v1beta1DataAnnotation)
 	if err := downPart(ctx, dst, old, configSpecRules, &src.Spec, &dst.Spec, true, infallible(configSpecToV1Beta1)); err != nil {
@@ -108,7 +108,7 @@ func templateSpecToV1Beta1(in *bootstrapv1.KThreesConfigTemplateSpec, out *boots
 }
 
 // ConvertKThreesConfigTemplateV1Beta1ToHub converts a v1beta1 KThreesConfigTemplate to v1beta2.
-func ConvertKThreesConfigTemplateV1Beta1ToHub(ctx context.Context, src *bootstrapv1beta1.KThreesConfigTemplate, dst *bootstrapv1.KThreesConfigTemplate) error {
+func (l Lookups) ConvertKThreesConfigTemplateV1Beta1ToHub(ctx context.Context, src *bootstrapv1beta1.KThreesConfigTemplate, dst *bootstrapv1.KThreesConfigTemplate) error {
 	dst.ObjectMeta = *src.ObjectMeta.DeepCopy()
 	hub, err := takeKept(dst, hubDataAnnotation)
 	if err != nil {
@@ -117,7 +117,7 @@ func ConvertKThreesConfigTemplateV1Beta1ToHub(ctx context.Context, src *bootstra
 	if err := convertPart(hub, templateSpecRules, &src.Spec, &dst.Spec, true, infallible(templateSpecToHub)); err != nil {
 		return err
 	}
-	if err := restoreWithheld(ctx, hub, templateSpecRules, dst, &dst.Spec, templateSpecOf); err != nil {
+	if err := restoreWithheld(ctx, l.Stored, hub, templateSpecRules, dst, &dst.Spec, templateSpecOf); err != nil {
 		return err
 	}
 	old := kept{}
@@ -128,7 +128,7 @@ func ConvertKThreesConfigTemplateV1Beta1ToHub(ctx context.Context, src *bootstra
 }
 
 // ConvertKThreesConfigTemplateHubToV1Beta1 converts a v1beta2 KThreesConfigTemplate to v1beta1.
-func ConvertKThreesConfigTemplateHubToV1Beta1(ctx context.Context, src *bootstrapv1.KThreesConfigTemplate, dst *bootstrapv1beta1.KThreesConfigTemplate) error {
+func (l Lookups) ConvertKThreesConfigTemplateHubToV1Beta1(ctx context.Context, src *bootstrapv1.KThreesConfigTemplate, dst *bootstrapv1beta1.KThreesConfigTemplate) error {
 	dst.ObjectMeta = *src.ObjectMeta.DeepCopy()
 	old := takeKeptOrNothing(ctx, dst, v1beta1DataAnnotation)
 	if err := downPart(ctx, dst, old, templateSpecRules, &src.Spec, &dst.Spec, true, infallible(templateSpecToV1Beta1)); err != nil {

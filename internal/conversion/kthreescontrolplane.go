@@ -21,7 +21,7 @@ import (
 
 // ConvertKThreesControlPlaneV1Beta1ToHub converts a v1beta1 KThreesControlPlane to
 // v1beta2, in the steps kthreesconfig.go describes.
-func ConvertKThreesControlPlaneV1Beta1ToHub(ctx context.Context, src *controlplanev1beta1.KThreesControlPlane, dst *controlplanev1.KThreesControlPlane) error {
+func (l Lookups) ConvertKThreesControlPlaneV1Beta1ToHub(ctx context.Context, src *controlplanev1beta1.KThreesControlPlane, dst *controlplanev1.KThreesControlPlane) error {
 	dst.ObjectMeta = *src.ObjectMeta.DeepCopy()
 	hub, err := takeKept(dst, hubDataAnnotation)
 	if err != nil {
@@ -30,7 +30,7 @@ func ConvertKThreesControlPlaneV1Beta1ToHub(ctx context.Context, src *controlpla
 	if err := convertPart(hub, controlPlaneSpecRules, &src.Spec, &dst.Spec, true, controlPlaneSpecToHub); err != nil {
 		return err
 	}
-	if err := restoreWithheld(ctx, hub, controlPlaneSpecRules, dst, &dst.Spec, controlPlaneSpecOf); err != nil {
+	if err := restoreWithheld(ctx, l.Stored, hub, controlPlaneSpecRules, dst, &dst.Spec, controlPlaneSpecOf); err != nil {
 		return err
 	}
 	if err := convertPart(hub, controlPlaneStatusRules, &src.Status, &dst.Status, true, infallible(controlPlaneStatusToHub)); err != nil {
@@ -39,7 +39,7 @@ func ConvertKThreesControlPlaneV1Beta1ToHub(ctx context.Context, src *controlpla
 	// Converting back looks the template's apiVersion up; should that give another
 	// version (or fail), the v1beta1 reference is kept whole.
 	old := kept{}
-	if err := keepPart(old, controlPlaneSpecRules, &src.Spec, &dst.Spec, specToV1Beta1(ctx)); err != nil {
+	if err := keepPart(old, controlPlaneSpecRules, &src.Spec, &dst.Spec, l.specToV1Beta1(ctx)); err != nil {
 		return err
 	}
 	if err := keepPart(old, controlPlaneStatusRules, &src.Status, &dst.Status, infallible(controlPlaneStatusToV1Beta1)); err != nil {
@@ -49,10 +49,10 @@ func ConvertKThreesControlPlaneV1Beta1ToHub(ctx context.Context, src *controlpla
 }
 
 // ConvertKThreesControlPlaneHubToV1Beta1 converts a v1beta2 KThreesControlPlane to v1beta1.
-func ConvertKThreesControlPlaneHubToV1Beta1(ctx context.Context, src *controlplanev1.KThreesControlPlane, dst *controlplanev1beta1.KThreesControlPlane) error {
+func (l Lookups) ConvertKThreesControlPlaneHubToV1Beta1(ctx context.Context, src *controlplanev1.KThreesControlPlane, dst *controlplanev1beta1.KThreesControlPlane) error {
 	dst.ObjectMeta = *src.ObjectMeta.DeepCopy()
 	old := takeKeptOrNothing(ctx, dst, v1beta1DataAnnotation)
-	if err := downPart(ctx, dst, old, controlPlaneSpecRules, &src.Spec, &dst.Spec, true, specToV1Beta1(ctx)); err != nil {
+	if err := downPart(ctx, dst, old, controlPlaneSpecRules, &src.Spec, &dst.Spec, true, l.specToV1Beta1(ctx)); err != nil {
 		return err
 	}
 	if err := downPart(ctx, dst, old, controlPlaneStatusRules, &src.Status, &dst.Status, false, infallible(controlPlaneStatusToV1Beta1)); err != nil {
@@ -75,9 +75,9 @@ func controlPlaneSpecOf(c *controlplanev1.KThreesControlPlane) *controlplanev1.K
 }
 
 // specToV1Beta1 is controlPlaneSpecToV1Beta1 for convertPart and keepPart.
-func specToV1Beta1(ctx context.Context) func(*controlplanev1.KThreesControlPlaneSpec, *controlplanev1beta1.KThreesControlPlaneSpec) error {
+func (l Lookups) specToV1Beta1(ctx context.Context) func(*controlplanev1.KThreesControlPlaneSpec, *controlplanev1beta1.KThreesControlPlaneSpec) error {
 	return func(in *controlplanev1.KThreesControlPlaneSpec, out *controlplanev1beta1.KThreesControlPlaneSpec) error {
-		return controlPlaneSpecToV1Beta1(ctx, in, out)
+		return l.controlPlaneSpecToV1Beta1(ctx, in, out)
 	}
 }
 
@@ -133,7 +133,7 @@ func controlPlaneSpecToHub(in *controlplanev1beta1.KThreesControlPlaneSpec, out 
 // namespace, uid...) stays while it still names the same template; otherwise the
 // apiVersion is looked up. A drain timeout kept with sub-second precision stays
 // while it rounds to the same seconds.
-func controlPlaneSpecToV1Beta1(ctx context.Context, in *controlplanev1.KThreesControlPlaneSpec, out *controlplanev1beta1.KThreesControlPlaneSpec) error {
+func (l Lookups) controlPlaneSpecToV1Beta1(ctx context.Context, in *controlplanev1.KThreesControlPlaneSpec, out *controlplanev1beta1.KThreesControlPlaneSpec) error {
 	out.Replicas = nil
 	if in.Replicas != nil {
 		out.Replicas = ptr.To(*in.Replicas)
@@ -153,7 +153,7 @@ func controlPlaneSpecToV1Beta1(ctx context.Context, in *controlplanev1.KThreesCo
 			// watch cache, asked or not, so failing here would fail that cache over
 			// and over; "group/" keeps the group, converts back to the same v1beta2
 			// reference, and says the version is not known.
-			apiVersion, err := lookupAPIVersion(ctx, schema.GroupKind{Group: ref.APIGroup, Kind: ref.Kind})
+			apiVersion, err := l.apiVersion(ctx, schema.GroupKind{Group: ref.APIGroup, Kind: ref.Kind})
 			if err != nil {
 				ctrl.LoggerFrom(ctx).V(2).Info("No apiVersion for the infrastructure template; showing its group alone", "group", ref.APIGroup, "kind", ref.Kind, "reason", err.Error())
 				apiVersion = ref.APIGroup + "/"

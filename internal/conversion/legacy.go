@@ -16,7 +16,7 @@ import (
 // a legacy part: restored whole while this version's part was unchanged, a base
 // otherwise. Conversion still reads it, in memory only, and writes this release's
 // patches in its place; a stored object keeps its legacy part until it is written
-// again, which is why the defaulting webhooks call MinimizeLegacyKeptData.
+// again, which is why the defaulting webhooks call Lookups.MinimizeLegacyKeptData.
 
 // convertLegacyPart is convertPart for a legacy part, or for none.
 func convertLegacyPart[F, T any](k kept, name string, from *F, to *T, withBase bool, convert func(*F, *T) error) error {
@@ -46,8 +46,10 @@ func convertLegacyPart[F, T any](k kept, name string, from *F, to *T, withBase b
 // stored (v1beta2) KThreesConfig, KThreesConfigTemplate or KThreesControlPlane into
 // this release's form: the v1beta1 object shown for obj stays the same, and nothing
 // but what v1beta2 cannot hold stays in the annotation. Data that cannot be read is
-// dropped: the v1beta1 view then shows what v1beta2 holds.
-func MinimizeLegacyKeptData(ctx context.Context, obj client.Object) {
+// dropped: the v1beta1 view then shows what v1beta2 holds. A KThreesControlPlane's
+// v1beta1 view names its infrastructure template's apiVersion, which l looks up, as
+// converting down does; the other kinds need no lookup.
+func (l Lookups) MinimizeLegacyKeptData(ctx context.Context, obj client.Object) {
 	value, ok := obj.GetAnnotations()[v1beta1DataAnnotation]
 	if !ok {
 		return
@@ -66,7 +68,7 @@ func MinimizeLegacyKeptData(ctx context.Context, obj client.Object) {
 	case *bootstrapv1.KThreesConfigTemplate:
 		err = minimizeLegacyPart(k, templateSpecRules, &o.Spec, true, infallible(templateSpecToV1Beta1))
 	case *controlplanev1.KThreesControlPlane:
-		err = minimizeLegacyPart(k, controlPlaneSpecRules, &o.Spec, true, specToV1Beta1(ctx))
+		err = minimizeLegacyPart(k, controlPlaneSpecRules, &o.Spec, true, l.specToV1Beta1(ctx))
 		if err == nil {
 			err = minimizeLegacyPart(k, controlPlaneStatusRules, &o.Status, false, infallible(controlPlaneStatusToV1Beta1))
 		}

@@ -12,10 +12,10 @@ import (
 
 // legacyStored is a control plane as an earlier release stored it after a v1beta1
 // write: the whole v1beta1 spec and status kept, file contents included.
-func legacyStored(t *testing.T, v1 *controlplanev1beta1.KThreesControlPlane) *controlplanev1.KThreesControlPlane {
+func legacyStored(t *testing.T, lk Lookups, v1 *controlplanev1beta1.KThreesControlPlane) *controlplanev1.KThreesControlPlane {
 	t.Helper()
 	hub := &controlplanev1.KThreesControlPlane{}
-	if err := ConvertKThreesControlPlaneV1Beta1ToHub(t.Context(), v1.DeepCopy(), hub); err != nil {
+	if err := lk.ConvertKThreesControlPlaneV1Beta1ToHub(t.Context(), v1.DeepCopy(), hub); err != nil {
 		t.Fatal(err)
 	}
 	legacy := kept{}
@@ -42,23 +42,23 @@ func legacyStored(t *testing.T, v1 *controlplanev1beta1.KThreesControlPlane) *co
 // and is never written again: not by conversion, and not once the stored object is
 // rewritten through the defaulting webhook's MinimizeLegacyKeptData.
 func TestLegacyKeptDataIsReadButNotWrittenAgain(t *testing.T) {
-	SetAPIVersionGetter(testAPIVersion)
+	lk := Lookups{APIVersion: testAPIVersion}
 	ctx := t.Context()
 	v1 := oldTemplateControlPlane("infrastructure.cluster.x-k8s.io/v1beta1", 1500*time.Millisecond)
-	hub := legacyStored(t, v1)
+	hub := legacyStored(t, lk, v1)
 	if !strings.Contains(hub.Annotations[v1beta1DataAnnotation], "hunter2") {
 		t.Fatal("the earlier release's data does not hold the file content: the premise of this test")
 	}
 
 	down := &controlplanev1beta1.KThreesControlPlane{}
-	if err := ConvertKThreesControlPlaneHubToV1Beta1(ctx, hub.DeepCopy(), down); err != nil {
+	if err := lk.ConvertKThreesControlPlaneHubToV1Beta1(ctx, hub.DeepCopy(), down); err != nil {
 		t.Fatal(err)
 	}
 	noSecretIn(t, "legacy", "down", down)
 	sameAsStored(t, "legacy, down", v1.DeepCopy(), down.DeepCopy())
 
 	up := &controlplanev1.KThreesControlPlane{}
-	if err := ConvertKThreesControlPlaneV1Beta1ToHub(ctx, down, up); err != nil {
+	if err := lk.ConvertKThreesControlPlaneV1Beta1ToHub(ctx, down, up); err != nil {
 		t.Fatal(err)
 	}
 	noSecretIn(t, "legacy", "down and up", up)
@@ -67,13 +67,13 @@ func TestLegacyKeptDataIsReadButNotWrittenAgain(t *testing.T) {
 	}
 
 	minimized := hub.DeepCopy()
-	MinimizeLegacyKeptData(ctx, minimized)
+	lk.MinimizeLegacyKeptData(ctx, minimized)
 	noSecretIn(t, "legacy", "minimized", minimized)
 	if k := keptOf(t, minimized, v1beta1DataAnnotation); len(k) != 2 || k["specPatch"].Patch == nil || k["statusPatch"].Patch == nil {
 		t.Errorf("minimized = %s, want the spec and status patches alone", minimized.Annotations[v1beta1DataAnnotation])
 	}
 	again := &controlplanev1beta1.KThreesControlPlane{}
-	if err := ConvertKThreesControlPlaneHubToV1Beta1(ctx, minimized, again); err != nil {
+	if err := lk.ConvertKThreesControlPlaneHubToV1Beta1(ctx, minimized, again); err != nil {
 		t.Fatal(err)
 	}
 	sameAsStored(t, "legacy, minimized and down", v1.DeepCopy(), again)
@@ -83,13 +83,13 @@ func TestLegacyKeptDataIsReadButNotWrittenAgain(t *testing.T) {
 	edited := hub.DeepCopy()
 	edited.Spec.Version = "v1.32.1+k3s1"
 	edited.Status.ObservedGeneration = 9
-	MinimizeLegacyKeptData(ctx, edited)
+	lk.MinimizeLegacyKeptData(ctx, edited)
 	k := keptOf(t, edited, v1beta1DataAnnotation)
 	if len(k) != 1 || k["specPatch"].Patch == nil {
 		t.Fatalf("minimized after an edit = %s, want the spec patch alone", edited.Annotations[v1beta1DataAnnotation])
 	}
 	shown := &controlplanev1beta1.KThreesControlPlane{}
-	if err := ConvertKThreesControlPlaneHubToV1Beta1(ctx, edited, shown); err != nil {
+	if err := lk.ConvertKThreesControlPlaneHubToV1Beta1(ctx, edited, shown); err != nil {
 		t.Fatal(err)
 	}
 	if shown.Spec.InfrastructureTemplate != v1.Spec.InfrastructureTemplate || shown.Spec.NodeDrainTimeout.Duration != 1500*time.Millisecond ||

@@ -14,7 +14,7 @@ import (
 // The machine naming template and the taints have no v1beta1 field: a control plane
 // read and written back at v1beta1 (by a tool of cluster-api-k3s's time) keeps them.
 func TestMachineNamingAndTaintsSurviveV1Beta1(t *testing.T) {
-	SetAPIVersionGetter(testAPIVersion)
+	lk := Lookups{APIVersion: testAPIVersion}
 	hub := &controlplanev1.KThreesControlPlane{
 		ObjectMeta: metav1.ObjectMeta{Name: "cp", Namespace: "ns"},
 		Spec: controlplanev1.KThreesControlPlaneSpec{
@@ -27,11 +27,11 @@ func TestMachineNamingAndTaintsSurviveV1Beta1(t *testing.T) {
 		},
 	}
 	old := &controlplanev1beta1.KThreesControlPlane{}
-	if err := ConvertKThreesControlPlaneHubToV1Beta1(t.Context(), hub.DeepCopy(), old); err != nil {
+	if err := lk.ConvertKThreesControlPlaneHubToV1Beta1(t.Context(), hub.DeepCopy(), old); err != nil {
 		t.Fatal(err)
 	}
 	back := &controlplanev1.KThreesControlPlane{}
-	if err := ConvertKThreesControlPlaneV1Beta1ToHub(t.Context(), old, back); err != nil {
+	if err := lk.ConvertKThreesControlPlaneV1Beta1ToHub(t.Context(), old, back); err != nil {
 		t.Fatal(err)
 	}
 	if back.Spec.MachineNaming != hub.Spec.MachineNaming {

@@ -104,7 +104,7 @@ func withoutAnnotation(obj metav1.Object, key string) {
 // whatever the mappings do, the kept patch restoring what a mapping dropped), so
 // deleting any line of a mapping fails this test.
 func TestMappingsWithoutKeptData(t *testing.T) {
-	SetAPIVersionGetter(testAPIVersion)
+	lk := Lookups{APIVersion: testAPIVersion}
 	f := mappingFuzzer(t)
 	ctx := t.Context()
 
@@ -113,14 +113,14 @@ func TestMappingsWithoutKeptData(t *testing.T) {
 		f.Fill(before)
 		expressibleControlPlane(before)
 		hub := &controlplanev1.KThreesControlPlane{}
-		if err := ConvertKThreesControlPlaneV1Beta1ToHub(ctx, before.DeepCopy(), hub); err != nil {
+		if err := lk.ConvertKThreesControlPlaneV1Beta1ToHub(ctx, before.DeepCopy(), hub); err != nil {
 			t.Fatal(err)
 		}
 		sameNamesSameValues(t, "KThreesControlPlane spec", before.Spec, &hub.Spec)
 		sameNamesSameValues(t, "KThreesControlPlane status", before.Status, &hub.Status)
 		withoutAnnotation(hub, v1beta1DataAnnotation)
 		after := &controlplanev1beta1.KThreesControlPlane{}
-		if err := ConvertKThreesControlPlaneHubToV1Beta1(ctx, hub, after); err != nil {
+		if err := lk.ConvertKThreesControlPlaneHubToV1Beta1(ctx, hub, after); err != nil {
 			t.Fatal(err)
 		}
 		withoutAnnotation(after, hubDataAnnotation)
@@ -132,14 +132,14 @@ func TestMappingsWithoutKeptData(t *testing.T) {
 		f.Fill(before)
 		expressibleConfig(before)
 		hub := &bootstrapv1.KThreesConfig{}
-		if err := ConvertKThreesConfigV1Beta1ToHub(ctx, before.DeepCopy(), hub); err != nil {
+		if err := lk.ConvertKThreesConfigV1Beta1ToHub(ctx, before.DeepCopy(), hub); err != nil {
 			t.Fatal(err)
 		}
 		sameNamesSameValues(t, "KThreesConfig spec", before.Spec, &hub.Spec)
 		sameNamesSameValues(t, "KThreesConfig status", before.Status, &hub.Status)
 		withoutAnnotation(hub, v1beta1DataAnnotation)
 		after := &bootstrapv1beta1.KThreesConfig{}
-		if err := ConvertKThreesConfigHubToV1Beta1(ctx, hub, after); err != nil {
+		if err := lk.ConvertKThreesConfigHubToV1Beta1(ctx, hub, after); err != nil {
 			t.Fatal(err)
 		}
 		withoutAnnotation(after, hubDataAnnotation)
@@ -151,13 +151,13 @@ func TestMappingsWithoutKeptData(t *testing.T) {
 		f.Fill(before)
 		before.Annotations = nil
 		hub := &bootstrapv1.KThreesConfigTemplate{}
-		if err := ConvertKThreesConfigTemplateV1Beta1ToHub(ctx, before.DeepCopy(), hub); err != nil {
+		if err := lk.ConvertKThreesConfigTemplateV1Beta1ToHub(ctx, before.DeepCopy(), hub); err != nil {
 			t.Fatal(err)
 		}
 		sameNamesSameValues(t, "KThreesConfigTemplate spec", before.Spec, &hub.Spec)
 		withoutAnnotation(hub, v1beta1DataAnnotation)
 		after := &bootstrapv1beta1.KThreesConfigTemplate{}
-		if err := ConvertKThreesConfigTemplateHubToV1Beta1(ctx, hub, after); err != nil {
+		if err := lk.ConvertKThreesConfigTemplateHubToV1Beta1(ctx, hub, after); err != nil {
 			t.Fatal(err)
 		}
 		withoutAnnotation(after, hubDataAnnotation)
@@ -170,7 +170,7 @@ func TestMappingsWithoutKeptData(t *testing.T) {
 // the CRD's newest: then the reference alone is kept, never the rest of the spec.
 // Otherwise nothing is kept at all.
 func TestV1Beta1FieldsAllHaveAHome(t *testing.T) {
-	SetAPIVersionGetter(testAPIVersion)
+	lk := Lookups{APIVersion: testAPIVersion}
 	f := mappingFuzzer(t)
 	ctx := t.Context()
 
@@ -183,7 +183,7 @@ func TestV1Beta1FieldsAllHaveAHome(t *testing.T) {
 			spoke.Spec.InfrastructureTemplate.APIVersion = "infrastructure.cluster.x-k8s.io/v1beta1"
 		}
 		hub := &controlplanev1.KThreesControlPlane{}
-		if err := ConvertKThreesControlPlaneV1Beta1ToHub(ctx, spoke, hub); err != nil {
+		if err := lk.ConvertKThreesControlPlaneV1Beta1ToHub(ctx, spoke, hub); err != nil {
 			t.Fatal(err)
 		}
 		k := keptOf(t, hub, v1beta1DataAnnotation)
@@ -207,7 +207,7 @@ func TestV1Beta1FieldsAllHaveAHome(t *testing.T) {
 		f.Fill(spoke)
 		expressibleConfig(spoke)
 		hub := &bootstrapv1.KThreesConfig{}
-		if err := ConvertKThreesConfigV1Beta1ToHub(ctx, spoke, hub); err != nil {
+		if err := lk.ConvertKThreesConfigV1Beta1ToHub(ctx, spoke, hub); err != nil {
 			t.Fatal(err)
 		}
 		if v, ok := hub.Annotations[v1beta1DataAnnotation]; ok {

@@ -14,7 +14,7 @@ import (
 // rollout.before.certificatesExpiryDays has no v1beta1 field: a control plane read and
 // written back at v1beta1, also with an edit there, keeps it.
 func TestRolloutBeforeSurvivesV1Beta1(t *testing.T) {
-	SetAPIVersionGetter(testAPIVersion)
+	lk := Lookups{APIVersion: testAPIVersion}
 	hub := &controlplanev1.KThreesControlPlane{
 		ObjectMeta: metav1.ObjectMeta{Name: "cp", Namespace: "ns"},
 		Spec: controlplanev1.KThreesControlPlaneSpec{
@@ -26,13 +26,13 @@ func TestRolloutBeforeSurvivesV1Beta1(t *testing.T) {
 		},
 	}
 	old := &controlplanev1beta1.KThreesControlPlane{}
-	if err := ConvertKThreesControlPlaneHubToV1Beta1(t.Context(), hub.DeepCopy(), old); err != nil {
+	if err := lk.ConvertKThreesControlPlaneHubToV1Beta1(t.Context(), hub.DeepCopy(), old); err != nil {
 		t.Fatal(err)
 	}
 	// A v1beta1 client edits what it knows of.
 	old.Spec.UpgradeAfter = &metav1.Time{Time: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
 	back := &controlplanev1.KThreesControlPlane{}
-	if err := ConvertKThreesControlPlaneV1Beta1ToHub(t.Context(), old, back); err != nil {
+	if err := lk.ConvertKThreesControlPlaneV1Beta1ToHub(t.Context(), old, back); err != nil {
 		t.Fatal(err)
 	}
 	if back.Spec.Rollout.Before != hub.Spec.Rollout.Before {

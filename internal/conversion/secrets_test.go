@@ -107,8 +107,8 @@ func sameAsStored[T metav1.Object](t *testing.T, sample string, want, got T) {
 // annotation: metadata is read by more parties than the spec, and a copy there would
 // outlive its removal from the spec. Each still comes back whole.
 func TestNoSecretInConversionAnnotations(t *testing.T) {
-	SetAPIVersionGetter(testAPIVersion)
-	stored := useStoredObjects(t)
+	lk := Lookups{APIVersion: testAPIVersion}
+	stored := useStoredObjects(&lk)
 	ctx := t.Context()
 
 	controlPlanes := map[string]*controlplanev1beta1.KThreesControlPlane{
@@ -123,12 +123,12 @@ func TestNoSecretInConversionAnnotations(t *testing.T) {
 	}
 	for name, v1 := range controlPlanes {
 		hub := &controlplanev1.KThreesControlPlane{}
-		if err := ConvertKThreesControlPlaneV1Beta1ToHub(ctx, v1.DeepCopy(), hub); err != nil {
+		if err := lk.ConvertKThreesControlPlaneV1Beta1ToHub(ctx, v1.DeepCopy(), hub); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		noSecretIn(t, name, "up", hub)
 		back := &controlplanev1beta1.KThreesControlPlane{}
-		if err := ConvertKThreesControlPlaneHubToV1Beta1(ctx, hub.DeepCopy(), back); err != nil {
+		if err := lk.ConvertKThreesControlPlaneHubToV1Beta1(ctx, hub.DeepCopy(), back); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		noSecretIn(t, name, "up and down", back)
@@ -146,12 +146,12 @@ func TestNoSecretInConversionAnnotations(t *testing.T) {
 		},
 	}
 	v1CP := &controlplanev1beta1.KThreesControlPlane{}
-	if err := storing(stored, ConvertKThreesControlPlaneHubToV1Beta1)(ctx, hubCP.DeepCopy(), v1CP); err != nil {
+	if err := storing(stored, lk.ConvertKThreesControlPlaneHubToV1Beta1)(ctx, hubCP.DeepCopy(), v1CP); err != nil {
 		t.Fatal(err)
 	}
 	noSecretIn(t, "v1beta2 control plane", "down", v1CP)
 	upCP := &controlplanev1.KThreesControlPlane{}
-	if err := ConvertKThreesControlPlaneV1Beta1ToHub(ctx, v1CP, upCP); err != nil {
+	if err := lk.ConvertKThreesControlPlaneV1Beta1ToHub(ctx, v1CP, upCP); err != nil {
 		t.Fatal(err)
 	}
 	noSecretIn(t, "v1beta2 control plane", "down and up", upCP)
@@ -164,12 +164,12 @@ func TestNoSecretInConversionAnnotations(t *testing.T) {
 			Conditions: clusterv1beta1.Conditions{{Type: "Ready", Status: corev1.ConditionTrue}}},
 	}
 	hubConfig := &bootstrapv1.KThreesConfig{}
-	if err := ConvertKThreesConfigV1Beta1ToHub(ctx, v1Config.DeepCopy(), hubConfig); err != nil {
+	if err := lk.ConvertKThreesConfigV1Beta1ToHub(ctx, v1Config.DeepCopy(), hubConfig); err != nil {
 		t.Fatal(err)
 	}
 	noSecretIn(t, "v1beta1 config", "up", hubConfig)
 	backConfig := &bootstrapv1beta1.KThreesConfig{}
-	if err := ConvertKThreesConfigHubToV1Beta1(ctx, hubConfig.DeepCopy(), backConfig); err != nil {
+	if err := lk.ConvertKThreesConfigHubToV1Beta1(ctx, hubConfig.DeepCopy(), backConfig); err != nil {
 		t.Fatal(err)
 	}
 	noSecretIn(t, "v1beta1 config", "up and down", backConfig)
@@ -178,12 +178,12 @@ func TestNoSecretInConversionAnnotations(t *testing.T) {
 
 	hubConfig.Spec = secretConfigSpecV1Beta2()
 	downConfig := &bootstrapv1beta1.KThreesConfig{}
-	if err := storing(stored, ConvertKThreesConfigHubToV1Beta1)(ctx, hubConfig.DeepCopy(), downConfig); err != nil {
+	if err := storing(stored, lk.ConvertKThreesConfigHubToV1Beta1)(ctx, hubConfig.DeepCopy(), downConfig); err != nil {
 		t.Fatal(err)
 	}
 	noSecretIn(t, "v1beta2 config", "down", downConfig)
 	upConfig := &bootstrapv1.KThreesConfig{}
-	if err := ConvertKThreesConfigV1Beta1ToHub(ctx, downConfig, upConfig); err != nil {
+	if err := lk.ConvertKThreesConfigV1Beta1ToHub(ctx, downConfig, upConfig); err != nil {
 		t.Fatal(err)
 	}
 	noSecretIn(t, "v1beta2 config", "down and up", upConfig)
@@ -192,19 +192,19 @@ func TestNoSecretInConversionAnnotations(t *testing.T) {
 	v1Template := &bootstrapv1beta1.KThreesConfigTemplate{ObjectMeta: metav1.ObjectMeta{Name: "t", Namespace: "ns", UID: "t-uid"},
 		Spec: bootstrapv1beta1.KThreesConfigTemplateSpec{Template: bootstrapv1beta1.KThreesConfigTemplateResource{Spec: secretConfigSpecV1Beta1()}}}
 	hubTemplate := &bootstrapv1.KThreesConfigTemplate{}
-	if err := ConvertKThreesConfigTemplateV1Beta1ToHub(ctx, v1Template, hubTemplate); err != nil {
+	if err := lk.ConvertKThreesConfigTemplateV1Beta1ToHub(ctx, v1Template, hubTemplate); err != nil {
 		t.Fatal(err)
 	}
 	noSecretIn(t, "v1beta1 config template", "up", hubTemplate)
 	hubTemplate.Spec.Template.Spec = secretConfigSpecV1Beta2()
 	hubTemplate.Spec.Template.ObjectMeta.Labels = map[string]string{"role": "worker"}
 	downTemplate := &bootstrapv1beta1.KThreesConfigTemplate{}
-	if err := storing(stored, ConvertKThreesConfigTemplateHubToV1Beta1)(ctx, hubTemplate.DeepCopy(), downTemplate); err != nil {
+	if err := storing(stored, lk.ConvertKThreesConfigTemplateHubToV1Beta1)(ctx, hubTemplate.DeepCopy(), downTemplate); err != nil {
 		t.Fatal(err)
 	}
 	noSecretIn(t, "v1beta2 config template", "down", downTemplate)
 	upTemplate := &bootstrapv1.KThreesConfigTemplate{}
-	if err := ConvertKThreesConfigTemplateV1Beta1ToHub(ctx, downTemplate, upTemplate); err != nil {
+	if err := lk.ConvertKThreesConfigTemplateV1Beta1ToHub(ctx, downTemplate, upTemplate); err != nil {
 		t.Fatal(err)
 	}
 	noSecretIn(t, "v1beta2 config template", "down and up", upTemplate)

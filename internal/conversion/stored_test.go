@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
-	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -21,11 +20,10 @@ type storedObjects struct {
 	objs map[string]client.Object
 }
 
-// useStoredObjects makes a fresh storage the stored object reader for this test.
-func useStoredObjects(t testing.TB) *storedObjects {
+// useStoredObjects makes a fresh storage lk's stored object reader.
+func useStoredObjects(lk *Lookups) *storedObjects {
 	s := &storedObjects{objs: map[string]client.Object{}}
-	SetStoredObjectReader(s)
-	t.Cleanup(func() { SetStoredObjectReader(nil) })
+	lk.Stored = s
 	return s
 }
 

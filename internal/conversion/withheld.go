@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
-	"sync"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -55,29 +54,15 @@ var (
 	controlPlaneStatusRules = partRules{name: "status"}
 )
 
-var (
-	readerMu     sync.RWMutex
-	storedReader client.Reader
-)
-
-// SetStoredObjectReader sets where up-conversion reads the stored object that
-// withheld fields are taken from; the managers set their API reader (not a cache,
-// which could be behind the write being converted) at start-up.
-func SetStoredObjectReader(r client.Reader) {
-	readerMu.Lock()
-	defer readerMu.Unlock()
-	storedReader = r
-}
-
 // restoreWithheld sets the fields of into (obj's part) that the kept part names as
 // withheld to the stored obj's values.
-func restoreWithheld[O client.Object, P any](ctx context.Context, k kept, rules partRules, obj O, into *P, partOf func(O) *P) error {
+func restoreWithheld[O client.Object, P any](ctx context.Context, r client.Reader, k kept, rules partRules, obj O, into *P, partOf func(O) *P) error {
 	p, ok := k[patchName(rules.name)]
 	if !ok || len(p.Withheld) == 0 {
 		return nil
 	}
 	fields := strings.Join(prefixed(rules.name+".", p.Withheld), ", ")
-	stored, err := readStored(ctx, obj)
+	stored, err := readStored(ctx, r, obj)
 	if err != nil {
 		if obj.GetName() == "" && obj.GetGenerateName() == "" {
 			return nil
@@ -118,10 +103,7 @@ func restoreWithheld[O client.Object, P any](ctx context.Context, k kept, rules 
 // fields may hold credentials): a name alone, which anyone can guess, reads nothing.
 // Every write of an existing object carries the stored UID (an update that names
 // none is refused; it can be sent at v1beta2).
-func readStored[O client.Object](ctx context.Context, obj O) (O, error) {
-	readerMu.RLock()
-	r := storedReader
-	readerMu.RUnlock()
+func readStored[O client.Object](ctx context.Context, r client.Reader, obj O) (O, error) {
 	stored := reflect.New(reflect.TypeOf(obj).Elem()).Interface().(O)
 	if r == nil {
 		return stored, errors.New("no reader of stored objects is set")

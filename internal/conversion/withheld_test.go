@@ -31,13 +31,13 @@ func controlPlaneWithExtraConfig() *controlplanev1.KThreesControlPlane {
 // A v1beta1 client neither sees nor changes extraConfig and bootCommands: its write
 // leaves them as stored, including a change made at v1beta2 since it read the object.
 func TestWithheldFieldsStayAsStoredThroughV1Beta1(t *testing.T) {
-	SetAPIVersionGetter(testAPIVersion)
-	stored := useStoredObjects(t)
+	lk := Lookups{APIVersion: testAPIVersion}
+	stored := useStoredObjects(&lk)
 	ctx := t.Context()
 
 	hub := controlPlaneWithExtraConfig()
 	v1 := &controlplanev1beta1.KThreesControlPlane{}
-	if err := storing(stored, ConvertKThreesControlPlaneHubToV1Beta1)(ctx, hub.DeepCopy(), v1); err != nil {
+	if err := storing(stored, lk.ConvertKThreesControlPlaneHubToV1Beta1)(ctx, hub.DeepCopy(), v1); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"files", "bootCommands", "serverConfig.extraConfig", "agentConfig.extraConfig", "additionalUserData"}
@@ -53,7 +53,7 @@ func TestWithheldFieldsStayAsStoredThroughV1Beta1(t *testing.T) {
 
 	v1.Spec.Version = "v1.32.1+k3s1"
 	up := &controlplanev1.KThreesControlPlane{}
-	if err := ConvertKThreesControlPlaneV1Beta1ToHub(ctx, v1, up); err != nil {
+	if err := lk.ConvertKThreesControlPlaneV1Beta1ToHub(ctx, v1, up); err != nil {
 		t.Fatal(err)
 	}
 	wantSpec := changed.Spec.DeepCopy()
@@ -66,17 +66,17 @@ func TestWithheldFieldsStayAsStoredThroughV1Beta1(t *testing.T) {
 // Without the stored object the withheld fields cannot come back: a named object is
 // refused with the fields named, rather than stored without them.
 func TestWithheldFieldsWithoutStoredObjectAreRefused(t *testing.T) {
-	SetAPIVersionGetter(testAPIVersion)
-	stored := useStoredObjects(t)
+	lk := Lookups{APIVersion: testAPIVersion}
+	stored := useStoredObjects(&lk)
 	ctx := t.Context()
 
 	cfg := &bootstrapv1.KThreesConfig{ObjectMeta: metav1.ObjectMeta{Name: "c", Namespace: "ns", UID: "c-uid"}, Spec: secretConfigSpecV1Beta2()}
 	v1 := &bootstrapv1beta1.KThreesConfig{}
-	if err := ConvertKThreesConfigHubToV1Beta1(ctx, cfg.DeepCopy(), v1); err != nil {
+	if err := lk.ConvertKThreesConfigHubToV1Beta1(ctx, cfg.DeepCopy(), v1); err != nil {
 		t.Fatal(err)
 	}
 
-	err := ConvertKThreesConfigV1Beta1ToHub(ctx, v1.DeepCopy(), &bootstrapv1.KThreesConfig{})
+	err := lk.ConvertKThreesConfigV1Beta1ToHub(ctx, v1.DeepCopy(), &bootstrapv1.KThreesConfig{})
 	if err == nil || !strings.Contains(err.Error(), "spec.serverConfig.extraConfig") || !strings.Contains(err.Error(), "write the object at v1beta2") {
 		t.Errorf("no stored object: err = %v, want one naming spec.serverConfig.extraConfig", err)
 	}
@@ -84,7 +84,7 @@ func TestWithheldFieldsWithoutStoredObjectAreRefused(t *testing.T) {
 	other := cfg.DeepCopy()
 	other.UID = "another-uid"
 	stored.put(other)
-	if err := ConvertKThreesConfigV1Beta1ToHub(ctx, v1.DeepCopy(), &bootstrapv1.KThreesConfig{}); err == nil || !strings.Contains(err.Error(), "another-uid") {
+	if err := lk.ConvertKThreesConfigV1Beta1ToHub(ctx, v1.DeepCopy(), &bootstrapv1.KThreesConfig{}); err == nil || !strings.Contains(err.Error(), "another-uid") {
 		t.Errorf("another object of that name stored: err = %v, want a refusal", err)
 	}
 
@@ -95,12 +95,12 @@ func TestWithheldFieldsWithoutStoredObjectAreRefused(t *testing.T) {
 	anonymous := v1.DeepCopy()
 	anonymous.UID = ""
 	hub := &bootstrapv1.KThreesConfig{}
-	if err := ConvertKThreesConfigV1Beta1ToHub(ctx, anonymous, hub); err == nil || hub.Spec.ServerConfig.ExtraConfig != nil {
+	if err := lk.ConvertKThreesConfigV1Beta1ToHub(ctx, anonymous, hub); err == nil || hub.Spec.ServerConfig.ExtraConfig != nil {
 		t.Errorf("a name without a UID: err = %v, extraConfig %v; want a refusal and nothing of the stored object", err, hub.Spec.ServerConfig.ExtraConfig)
 	}
 
-	SetStoredObjectReader(nil)
-	if err := ConvertKThreesConfigV1Beta1ToHub(ctx, v1.DeepCopy(), &bootstrapv1.KThreesConfig{}); err == nil {
+	lk.Stored = nil
+	if err := lk.ConvertKThreesConfigV1Beta1ToHub(ctx, v1.DeepCopy(), &bootstrapv1.KThreesConfig{}); err == nil {
 		t.Error("no reader of stored objects: the object was converted without its withheld fields")
 	}
 
@@ -108,7 +108,7 @@ func TestWithheldFieldsWithoutStoredObjectAreRefused(t *testing.T) {
 	// never stores those.
 	partial := &bootstrapv1beta1.KThreesConfig{ObjectMeta: metav1.ObjectMeta{Annotations: v1.Annotations}}
 	hub = &bootstrapv1.KThreesConfig{}
-	if err := ConvertKThreesConfigV1Beta1ToHub(ctx, partial, hub); err != nil {
+	if err := lk.ConvertKThreesConfigV1Beta1ToHub(ctx, partial, hub); err != nil {
 		t.Errorf("object without a name: %v", err)
 	}
 	if hub.Spec.ServerConfig.ExtraConfig != nil || hub.Spec.Format != bootstrapv1.Ignition {

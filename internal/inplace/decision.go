@@ -1,9 +1,10 @@
 package inplace
 
 import (
-	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/capk3s/capk3s/internal/specdiff"
 )
 
 // A Decision is what the extension can do for one change of a machine (or of a
@@ -44,13 +45,6 @@ var (
 	machineSetBase = []string{"spec", "template", "spec"}
 )
 
-// ignoredMachineFields are the Machine spec fields CAPI never counts as a reason for
-// an in-place update (it propagates them itself, or they never change on a Machine).
-var ignoredMachineFields = []string{
-	"clusterName", "bootstrap", "infrastructureRef", "providerID",
-	"minReadySeconds", "readinessGates", "deletion", "taints",
-}
-
 // DecideMachine decides for a control-plane Machine (CanUpdateMachine).
 func DecideMachine(cur, des Objects) Decision {
 	return decide(cur, des, machineBase)
@@ -69,12 +63,12 @@ func decide(cur, des Objects, base []string) Decision {
 		versionOK, versionReason = versionStep(curVersion, desVersion)
 	}
 
-	for _, c := range diff(specAt(cur.Machine, base), specAt(des.Machine, base), nil) {
-		field := strings.Join(c.path, ".")
+	for _, c := range specdiff.Diff(specAt(cur.Machine, base), specAt(des.Machine, base)) {
+		field := strings.Join(c.Path, ".")
 		switch {
-		case slices.Contains(ignoredMachineFields, c.path[0]):
+		case slices.Contains(specdiff.InPlaceIgnoredMachineFields, c.Path[0]):
 		case field == "version" && versionOK:
-			d.MachinePatch = append(d.MachinePatch, c.op(base))
+			d.MachinePatch = append(d.MachinePatch, patchOp(c, base))
 			d.Covered = append(d.Covered, "Machine spec.version")
 		case field == "version":
 			d.Refused = append(d.Refused, versionReason)
@@ -85,10 +79,10 @@ func decide(cur, des Objects, base []string) Decision {
 		}
 	}
 	if cur.Bootstrap != nil || des.Bootstrap != nil {
-		for _, c := range diff(specAt(cur.Bootstrap, base), specAt(des.Bootstrap, base), nil) {
-			field := strings.Join(c.path, ".")
+		for _, c := range specdiff.Diff(specAt(cur.Bootstrap, base), specAt(des.Bootstrap, base)) {
+			field := strings.Join(c.Path, ".")
 			if field == "version" && versionOK {
-				d.BootstrapPatch = append(d.BootstrapPatch, c.op(base))
+				d.BootstrapPatch = append(d.BootstrapPatch, patchOp(c, base))
 				d.Covered = append(d.Covered, "KThreesConfig spec.version")
 				continue
 			}
@@ -96,15 +90,15 @@ func decide(cur, des Objects, base []string) Decision {
 				d.Refused = append(d.Refused, versionReason)
 				continue
 			}
-			d.Refused = append(d.Refused, "KThreesConfig spec."+field+": "+bootstrapRefusal(c.path))
+			d.Refused = append(d.Refused, "KThreesConfig spec."+field+": "+bootstrapRefusal(c.Path))
 		}
 	}
-	for _, c := range diff(specAt(cur.Infra, base), specAt(des.Infra, base), nil) {
-		field := strings.Join(c.path, ".")
+	for _, c := range specdiff.Diff(specAt(cur.Infra, base), specAt(des.Infra, base)) {
+		field := strings.Join(c.Path, ".")
 		if field == "providerID" && len(base) == len(machineBase) {
 			// The infrastructure provider's own record of the machine, which a desired
 			// object computed from the template lacks; the machine keeps it.
-			d.InfraPatch = append(d.InfraPatch, c.op(base))
+			d.InfraPatch = append(d.InfraPatch, patchOp(c, base))
 			continue
 		}
 		d.Refused = append(d.Refused, "infrastructure machine spec."+field+
@@ -161,58 +155,19 @@ func specAt(obj map[string]any, path []string) map[string]any {
 	return cur
 }
 
-// change is one field whose current and desired values differ.
-type change struct {
-	path    []string
-	desired any
-	removed bool
-}
-
-// op is the JSON patch operation that sets the field, under base, to its desired value.
-func (c change) op(base []string) PatchOp {
-	segs := make([]string, 0, len(base)+len(c.path))
-	for _, s := range append(slices.Clone(base), c.path...) {
+// patchOp is the JSON patch operation that sets the changed field, under base, to
+// its desired value.
+func patchOp(c specdiff.Change, base []string) PatchOp {
+	segs := make([]string, 0, len(base)+len(c.Path))
+	for _, s := range append(slices.Clone(base), c.Path...) {
 		// RFC 6901 escaping.
 		segs = append(segs, strings.NewReplacer("~", "~0", "/", "~1").Replace(s))
 	}
 	p := "/" + strings.Join(segs, "/")
-	if c.removed {
+	if c.Removed {
 		return PatchOp{Op: "remove", Path: p}
 	}
-	return PatchOp{Op: "add", Path: p, Value: c.desired}
-}
-
-// diff lists the leaves where cur and des differ: objects are compared key by key,
-// anything else (lists, scalars) as a whole. The order is stable (sorted keys).
-func diff(cur, des map[string]any, prefix []string) []change {
-	keys := make([]string, 0, len(cur)+len(des))
-	for k := range cur {
-		keys = append(keys, k)
-	}
-	for k := range des {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	keys = slices.Compact(keys)
-	var out []change
-	for _, k := range keys {
-		path := append(slices.Clone(prefix), k)
-		cv, cok := cur[k]
-		dv, dok := des[k]
-		cm, cIsMap := cv.(map[string]any)
-		dm, dIsMap := dv.(map[string]any)
-		switch {
-		case cIsMap && dIsMap:
-			out = append(out, diff(cm, dm, path)...)
-		case !dok || dv == nil:
-			if cok && cv != nil {
-				out = append(out, change{path: path, removed: true})
-			}
-		case !cok || !reflect.DeepEqual(cv, dv):
-			out = append(out, change{path: path, desired: dv})
-		}
-	}
-	return out
+	return PatchOp{Op: "add", Path: p, Value: c.Desired}
 }
 
 // Message is the one-line summary of a decision, for the response and the log.

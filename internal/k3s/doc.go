@@ -3,7 +3,8 @@
 // takes in each supported minor and of which type (flags.go over flags_generated.go,
 // read from k3s's source by hack/k3sflags), the options capk3s manages itself
 // (options.go), the node labels the kubelet refuses (nodelabels.go), the Node
-// annotations through which its etcd controllers publish membership (etcd.go), and
+// annotations through which its etcd controllers publish membership (etcd.go), a
+// server's Node role label and default listen port (server.go), and
 // which server options every server of an embedded-etcd cluster must share
 // (critical.go). The simulator keeps its own picture of k3s (test/sim/k3smodel) and
 // does not read these.

@@ -92,6 +92,13 @@ func (p *Pass) writeRest(ctx context.Context, c client.Client, rest []byte, vers
 	return stored, false, nil
 }
 
+// OnlyStatusChanged says whether the pass changed obj's status and nothing else: the
+// case a caller that knows its copy was current may write without this package's guard.
+func (p *Pass) OnlyStatusChanged(obj client.Object) (bool, error) {
+	rest, status, err := split(p.before, obj)
+	return err == nil && rest == nil && status != nil, err
+}
+
 // withResourceVersion adds metadata.resourceVersion to a merge patch: the apiserver
 // then applies it only to that version.
 func withResourceVersion(patch []byte, version string) ([]byte, error) {

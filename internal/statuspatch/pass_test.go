@@ -12,7 +12,8 @@ import (
 )
 
 // The writes themselves run against an apiserver in the reconcilers' tests
-// (internal/controlplane, internal/bootstrap); this checks how a change is parted.
+// (internal/controlplane, internal/bootstrap); this checks how a change is parted, and
+// when it is a status change alone.
 func TestSplit(t *testing.T) {
 	read := &bootstrapv1.KThreesConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c", ResourceVersion: "7"}}
 	read.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse, Reason: "Waiting",
@@ -22,6 +23,7 @@ func TestSplit(t *testing.T) {
 		name       string
 		change     func(*bootstrapv1.KThreesConfig)
 		rest, stat string // the JSON expected, "" for none
+		onlyStatus bool   // what OnlyStatusChanged says
 	}{
 		{name: "nothing", change: func(*bootstrapv1.KThreesConfig) {}},
 		{name: "a time within the stored second", change: func(c *bootstrapv1.KThreesConfig) {
@@ -30,7 +32,7 @@ func TestSplit(t *testing.T) {
 		{name: "status only", change: func(c *bootstrapv1.KThreesConfig) {
 			c.Status.DataSecretName = "c"
 			c.Status.Initialization.DataSecretCreated = ptr.To(true)
-		}, stat: `{"dataSecretName":"c","initialization":{"dataSecretCreated":true}}`},
+		}, stat: `{"dataSecretName":"c","initialization":{"dataSecretCreated":true}}`, onlyStatus: true},
 		{name: "metadata and status", change: func(c *bootstrapv1.KThreesConfig) {
 			c.Finalizers = []string{"f"}
 			c.Status.ObservedGeneration = 2
@@ -52,6 +54,10 @@ func TestSplit(t *testing.T) {
 			}
 			if !jsonEqual(t, status, tt.stat) {
 				t.Errorf("status patch %s, want %q", status, tt.stat)
+			}
+			only, err := New(read).OnlyStatusChanged(after)
+			if err != nil || only != tt.onlyStatus {
+				t.Errorf("OnlyStatusChanged = %v, %v; want %v", only, err, tt.onlyStatus)
 			}
 		})
 	}

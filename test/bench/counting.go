@@ -81,24 +81,34 @@ func (c *requestCounter) record(req *http.Request, resp *http.Response) {
 	}
 	c.counts[key]++
 	if w := c.trace.Load(); w != nil && isWrite(info.Verb) {
-		traceWrite(*w, info, req)
+		traceWrite(*w, info, req, resp, key.controller)
 	}
 	if resp != nil && resp.StatusCode == http.StatusConflict {
 		c.conflicts[key]++
 	}
 }
 
-// traceWrite prints one write: time, verb, resource, object and up to 3000 bytes of body.
-func traceWrite(w io.Writer, info *request.RequestInfo, req *http.Request) {
+// traceBodyLimit is how much of a write's body a trace line shows: enough for a control
+// plane's whole status, to tell which field an idle status patch changed.
+const traceBodyLimit = 16000
+
+// traceWrite prints one write: time, verb, resource, object, the answer's status code,
+// the controller that sent it and up to 16000 bytes of body. The code and the
+// controller tell a 409 and whose it was from the line alone.
+func traceWrite(w io.Writer, info *request.RequestInfo, req *http.Request, resp *http.Response, controller string) {
 	body := ""
 	if req.GetBody != nil {
 		if r, err := req.GetBody(); err == nil {
-			b, _ := io.ReadAll(io.LimitReader(r, 3000))
+			b, _ := io.ReadAll(io.LimitReader(r, traceBodyLimit))
 			body = string(b)
 		}
 	}
-	_, _ = fmt.Fprintf(w, "%s write %s %s/%s %s/%s: %s\n", time.Now().Format("15:04:05.000"), info.Verb, info.Resource, info.Subresource,
-		info.Namespace, info.Name, body)
+	code := 0
+	if resp != nil {
+		code = resp.StatusCode
+	}
+	_, _ = fmt.Fprintf(w, "%s write %s %s/%s %s/%s %d %s: %s\n", time.Now().Format("15:04:05.000"), info.Verb, info.Resource, info.Subresource,
+		info.Namespace, info.Name, code, controller, body)
 }
 
 // snapshot is what the counter has seen so far.

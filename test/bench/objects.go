@@ -85,6 +85,11 @@ func clusterObjects(p provider, namespace, name string, s shape) []client.Object
 			RolloutStrategy: &controlplanev1.RolloutStrategy{
 				Type:          controlplanev1.RollingUpdateStrategyType,
 				RollingUpdate: &controlplanev1.RollingUpdate{MaxSurge: &surgeOne},
+				// The snapshot before a rollout goes through k3s's supervisor API on a
+				// server, which the in-memory machines do not serve: with it on, every
+				// rollout would wait for a snapshot that never completes. The kubeadm
+				// side takes none either, so both replace the same servers the same way.
+				EtcdSnapshot: controlplanev1.EtcdSnapshotBeforeRolloutDisabled,
 			},
 			MachineTemplate: controlplanev1.KThreesControlPlaneMachineTemplate{
 				Spec: controlplanev1.KThreesControlPlaneMachineTemplateSpec{InfrastructureRef: serversRef},

@@ -32,6 +32,11 @@ func TestEveryClusterIsMadeWithTheRolloutDefaultsTheWebhooksWouldStore(t *testin
 						rs.RollingUpdate.MaxSurge == nil || rs.RollingUpdate.MaxSurge.IntValue() != 1 {
 						t.Errorf("KThreesControlPlane rollout strategy: %+v", rs)
 					}
+					// The in-memory servers take no etcd snapshot: a rollout waiting for
+					// one would never end.
+					if rs != nil && rs.EtcdSnapshot != controlplanev1.EtcdSnapshotBeforeRolloutDisabled {
+						t.Errorf("KThreesControlPlane snapshot before a rollout: %q, want Disabled", rs.EtcdSnapshot)
+					}
 				}
 			}
 			if md == nil {

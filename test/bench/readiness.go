@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -16,8 +17,9 @@ import (
 
 // readiness watches Clusters and Machines through an informer cache of its own, on a
 // connection that is not counted, and tells when each cluster became ready: the
-// Cluster Available and as many control-plane Machines and agent Machines Ready as
-// the shape asks for. The same definition holds for both providers.
+// Cluster Available, as many control-plane Machines and agent Machines Ready as the
+// shape asks for, and the Cluster's status reporting them ready and available (see
+// clusterReady). The same definition holds for both providers.
 type readiness struct {
 	cache   cache.Cache
 	servers int
@@ -67,11 +69,35 @@ func (r *readiness) readyClusters(ctx context.Context) (map[string]bool, error) 
 	out := map[string]bool{}
 	for i := range clusters.Items {
 		c := &clusters.Items[i]
-		if conditions.IsTrue(c, clusterv1.AvailableCondition) && readyServers[c.Name] >= r.servers && readyAgents[c.Name] >= r.agents {
+		if clusterReady(c, readyServers[c.Name], readyAgents[c.Name], r.servers, r.agents) {
 			out[c.Name] = true
 		}
 	}
 	return out, nil
+}
+
+// clusterReady says whether a Cluster with readyServers and readyAgents Machines Ready
+// is ready for a shape of servers and agents. Besides the Machines themselves, the
+// Cluster's status must count them ready and available: CAPI's Cluster controller
+// copies those counts from the control plane's status (and the MachineDeployments'),
+// which follow the Machines' conditions a few passes later. A cluster counted ready
+// before them made the idle window start while the last clusters' control plane and
+// Cluster status writes were still on their way, and counted those writes as idle ones
+// in some runs and not in others (2026-12-03).
+func clusterReady(c *clusterv1.Cluster, readyServers, readyAgents, servers, agents int) bool {
+	if !conditions.IsTrue(c, clusterv1.AvailableCondition) || readyServers < servers || readyAgents < agents {
+		return false
+	}
+	atLeast := func(n *int32, want int) bool { return int(ptr.Deref(n, 0)) >= want }
+	cp := c.Status.ControlPlane
+	if cp == nil || !atLeast(cp.ReadyReplicas, servers) || !atLeast(cp.AvailableReplicas, servers) {
+		return false
+	}
+	if agents == 0 {
+		return true
+	}
+	w := c.Status.Workers
+	return w != nil && atLeast(w.ReadyReplicas, agents) && atLeast(w.AvailableReplicas, agents)
 }
 
 // waitAll polls until every cluster in created is ready or ctx ends, and returns how

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,12 +17,13 @@ import (
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 	"github.com/capk3s/capk3s/test/sim"
 	"github.com/capk3s/capk3s/test/sim/k3smodel"
+	"github.com/capk3s/capk3s/test/stack"
 )
 
 // The disaster-recovery scenario runs on TestInPlaceUpgrade's cluster (3 servers, 2
-// agents, embedded etcd with S3): an on-demand snapshot between two markers and the
-// upgrade's own snapshot before any server changes. The restore of the running
-// cluster to the first snapshot is not here yet: see docs/etcd-snapshots.md.
+// agents, embedded etcd with S3): an on-demand snapshot between two markers, the
+// upgrade's own snapshot, and a restore of the running cluster to the first
+// snapshot once the upgrade is done.
 
 // The markers are ConfigMaps in the workload cluster: A is written before the
 // on-demand snapshot, B after it.
@@ -167,4 +169,25 @@ func (s *scenario) upgradeServersAfterSnapshot(version string) {
 		}
 		return false, fmt.Sprintf("snapshots %v", phases), nil
 	})
+}
+
+// agentUIDs maps the agents' Machines to their UIDs.
+func (s *scenario) agentUIDs() map[string]types.UID {
+	s.t.Helper()
+	machines, err := s.machines(s.ctx, client.MatchingLabels{stack.PoolLabel: "agents"})
+	s.must("listing agents", err)
+	out := map[string]types.UID{}
+	for _, m := range machines {
+		out[m.Name] = m.UID
+	}
+	return out
+}
+
+func nodeReady(n corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }

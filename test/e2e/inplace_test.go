@@ -124,8 +124,9 @@ func equalUIDs(a, b map[string]types.UID) bool {
 // label, which k3s only reads at first boot) then rolls the agents out.
 //
 // Disaster recovery runs on the same cluster (disasterrecovery_test.go): an on-demand
-// etcd snapshot to S3 between two markers, and the upgrade's own snapshot before any
-// server changes.
+// etcd snapshot to S3 between two markers, the upgrade's own snapshot before any
+// server changes, and after the upgrade a restore of the running cluster to the
+// first snapshot, which the agents' rollout then follows.
 func TestInPlaceUpgrade(t *testing.T) {
 	s := newScenario(t, 3, 2)
 	s.objs.SimCluster.Annotations = map[string]string{simv1.SystemUpgradeControllerAnnotation: "true"}
@@ -151,7 +152,7 @@ func TestInPlaceUpgrade(t *testing.T) {
 	nodes := sets.KeySet(s.nodes())
 	members := simulator.EtcdMembers(s.key)
 	value := string(s.tokenSecret().Data["value"])
-	s.snapshotOnDemand()
+	snapshot := s.snapshotOnDemand()
 
 	// Servers first, then agents: k3s agents must not run ahead of their servers. The
 	// rollout takes its own etcd snapshot before it changes a server.
@@ -177,6 +178,9 @@ func TestInPlaceUpgrade(t *testing.T) {
 	if got := string(s.tokenSecret().Data["value"]); got != value {
 		t.Error("the token's value changed during the in-place upgrade")
 	}
+
+	// The running cluster restored to the snapshot taken before the upgrade.
+	s.restoreToSnapshot(snapshot)
 
 	// Refused in place: the agents are replaced.
 	agents := s.agentNames()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -58,6 +59,46 @@ func startStack(t *testing.T) {
 		}
 		certDir, _, host := env.ServingCert()
 		inPlaceExtension = stack.ExtensionServing{Host: host, Port: port, CertDir: certDir}
-		return stack.Setup(ctx, mgr, stack.Options{Sim: simulator, Webhooks: true, CAPIWebhooks: true, InPlaceExtension: &inPlaceExtension})
+		return stack.Setup(ctx, mgr, stack.Options{Sim: simulator, Webhooks: true, CAPIWebhooks: true, InPlaceExtension: &inPlaceExtension,
+			WithoutRestore: true})
 	})
+	restoreManager.once.Do(func() { restoreManager.err = restoreManager.start() })
+	if restoreManager.err != nil {
+		t.Fatalf("starting the restore's manager: %v", restoreManager.err)
+	}
+}
+
+// restoreManager runs the KThreesEtcdRestore controller in a manager of its own, as
+// the control-plane manager runs it beside CAPI core, so that a scenario can stop and
+// start it in the middle of a restore (restart).
+var restoreManager restoreMgr
+
+type restoreMgr struct {
+	once sync.Once
+	err  error
+	mu   sync.Mutex
+	stop func() error
+}
+
+func (m *restoreMgr) start() error {
+	_, stop, err := env.RunManager(envtest.ManagerOptions{}, stack.SetupRestore)
+	if err != nil {
+		return err
+	}
+	m.stop = stop
+	return nil
+}
+
+// restart stops the restore's manager (its caches and ClusterCache go with it) and
+// starts a new one.
+func (m *restoreMgr) restart(t *testing.T) {
+	t.Helper()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.stop(); err != nil {
+		t.Logf("the restore's manager stopped with: %v", err)
+	}
+	if err := m.start(); err != nil {
+		t.Fatalf("starting the restore's manager again: %v", err)
+	}
 }

@@ -49,6 +49,11 @@ type scenario struct {
 	// deleting is set once the scenario deletes its cluster: its servers then go
 	// without leaving etcd, and quorum is lost on purpose.
 	deleting bool
+	// restoring is set while the scenario restores its running cluster from a
+	// snapshot: the restore deletes every server before a new one restores, so
+	// quorum is lost on purpose until then (the simulator forgets that once the
+	// restored etcd runs).
+	restoring bool
 	// datastore is set for a cluster on an external datastore: it has no etcd members.
 	datastore bool
 	// version is the k3s release the cluster is created with.
@@ -104,7 +109,7 @@ func (s *scenario) create() {
 // healthy fails fast when the simulator saw what must never happen: etcd quorum lost,
 // or a machine whose bootstrap data k3s would refuse.
 func (s *scenario) healthy(ctx context.Context) error {
-	if simulator.QuorumLost(s.key) && !s.deleting {
+	if simulator.QuorumLost(s.key) && !s.deleting && !s.restoring {
 		return errors.New("etcd lost quorum")
 	}
 	list := &simv1.SimMachineList{}

@@ -40,7 +40,6 @@ import (
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 	controlplanev1beta1 "github.com/capk3s/capk3s/api/controlplane/v1beta1"
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
-	"github.com/capk3s/capk3s/internal/conversion"
 	"github.com/capk3s/capk3s/internal/scheme"
 	bootstrapwebhooks "github.com/capk3s/capk3s/internal/webhooks/bootstrap"
 	controlplanewebhooks "github.com/capk3s/capk3s/internal/webhooks/controlplane"
@@ -111,19 +110,13 @@ func checkConversionServed(t *testing.T) {
 	if host == "" {
 		t.Skip("this machine has no IPv4 address besides loopback, which EndpointSlices refuse; the installed conversion settings are checked by checkConversionWebhooks only")
 	}
-	var controlPlaneManager ctrl.Manager
+	// Each manager's converters read through its own clients, as its ServiceAccount.
 	for _, p := range providers {
-		if mgr := serveWebhooksAtService(t, p, host); p.label == controlPlaneLabel {
-			controlPlaneManager = mgr
-		}
+		serveWebhooksAtService(t, p, host)
 	}
 	// envtest's webhook configurations for the same kinds stay installed; their local
 	// server must answer too.
 	startWebhooks(t)
-	// The apiVersion getter is process-wide, and this process runs three managers: the
-	// one whose RBAC is under test is the control-plane provider's, which converts
-	// KThreesControlPlanes and runs as its ServiceAccount.
-	conversion.SetAPIVersionGetter(conversion.APIVersionFromCRDs(controlPlaneManager.GetClient()))
 	// The apiserver loads CRD and EndpointSlice changes asynchronously.
 	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		return convertsBothKinds(ctx) == nil, nil
@@ -136,9 +129,8 @@ func checkConversionServed(t *testing.T) {
 }
 
 // serveWebhooksAtService makes p's webhook Service reach a local webhook server that
-// p's own SetupWebhooks configured, in a manager that runs as p's ServiceAccount, and
-// returns that manager.
-func serveWebhooksAtService(t *testing.T, p installed, host string) ctrl.Manager {
+// p's own SetupWebhooks configured, in a manager that runs as p's ServiceAccount.
+func serveWebhooksAtService(t *testing.T, p installed, host string) {
 	t.Helper()
 	ctx := context.Background()
 	svcs := &corev1.ServiceList{}
@@ -186,7 +178,7 @@ func serveWebhooksAtService(t *testing.T, p installed, host string) ctrl.Manager
 	}
 
 	port := freePort(t, host)
-	mgr := runWebhookManager(t, p, host, port, dir)
+	runWebhookManager(t, p, host, port, dir)
 
 	// The Pod's address, as the EndpointSlice controller would publish it.
 	// The control plane's Service also exposes the in-place update extension.
@@ -212,13 +204,12 @@ func serveWebhooksAtService(t *testing.T, p installed, host string) ctrl.Manager
 		t.Fatalf("creating the EndpointSlice of %s: %v", svc.Name, err)
 	}
 	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), slice) })
-	return mgr
 }
 
 // runWebhookManager starts a manager configured by p's Deployment arguments, as p's
 // ServiceAccount, serving at host:port with the certificates in dir what p's manager
 // registers in its webhook server, and stops it when t ends.
-func runWebhookManager(t *testing.T, p installed, host string, port int, dir string) ctrl.Manager {
+func runWebhookManager(t *testing.T, p installed, host string, port int, dir string) {
 	t.Helper()
 	opts := parseManagerArgs(t, p, managerContainer(t, deployment(t, p)).Args)
 	s, setup := scheme.ForControlPlane(), controlplanewebhooks.SetupWebhooks
@@ -258,11 +249,6 @@ func runWebhookManager(t *testing.T, p installed, host string, port int, dir str
 		if err := <-stopped; err != nil {
 			t.Errorf("%s webhook manager: %v", p.label, err)
 		}
-		// The getter these managers' setup left behind reads through a stopped cache,
-		// and the stored object reader as this provider's ServiceAccount; the
-		// package's shared webhook manager keeps serving /convert.
-		conversion.SetAPIVersionGetter(conversion.APIVersionFromCRDs(env.Client))
-		conversion.SetStoredObjectReader(env.Client)
 	})
 	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		select {
@@ -274,7 +260,6 @@ func runWebhookManager(t *testing.T, p installed, host string, port int, dir str
 	}); err != nil {
 		t.Fatalf("%s webhook server: %v", p.label, err)
 	}
-	return mgr
 }
 
 // injectCA does cert-manager's cainjector's work for the Certificate named from: the

@@ -71,6 +71,9 @@ type workloadCluster struct {
 	serverSettings map[string]*snapshotPlan
 	// restores counts restores of the cluster after all its servers were gone.
 	restores int
+	// kubeletVersions are the versions the Nodes' kubelets run, by Node, kept apart
+	// from the Nodes that a restore rolls back (kubeletversion.go).
+	kubeletVersions map[string]string
 	// snapshotMu serializes snapshots. k3s refuses a save while another runs
 	// ("snapshot save already in progress"); the simulator waits instead, as its
 	// scheduled snapshots come every few seconds, not every few hours.

@@ -149,6 +149,7 @@ func (n node) register(ctx context.Context, c client.Client, wc *workloadCluster
 	if err != nil {
 		return err
 	}
+	wc.kubeletRuns(n.name, n.version)
 	err = c.Create(ctx, obj)
 	if err == nil {
 		wc.noteRegistered(obj.Name, obj.Spec.Taints)

@@ -109,6 +109,9 @@ func (r *machineReconciler) keepRunning(ctx context.Context, sm *simv1.SimMachin
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if err := wc.reportAfterRestore(ctx, sm.Status.NodeName); err != nil {
+		return ctrl.Result{}, err
+	}
 	if err := r.keepNodeHealth(ctx, sm, wc); err != nil || wc == nil || sm.Status.Role != roleServer || sm.Status.NodeName == "" {
 		return ctrl.Result{RequeueAfter: certsNext}, err
 	}

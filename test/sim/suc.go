@@ -192,6 +192,9 @@ func (s *sucStandIn) upgrade(ctx context.Context, plan *unstructured.Unstructure
 		if err := s.c.Status().Patch(ctx, n, client.MergeFrom(statusBefore)); err != nil {
 			return 0, fmt.Errorf("setting Node %s's version: %w", n.Name, err)
 		}
+		if s.wc != nil {
+			s.wc.kubeletRuns(n.Name, version)
+		}
 	}
 	if effect != k3smodel.JobNoRestart && s.wc != nil {
 		renewed := s.wc.restartK3s(n.Name, time.Now())

@@ -48,6 +48,9 @@ type Options struct {
 	// WithoutCapk3s leaves out capk3s's two reconcilers, for tests that run the manager
 	// binaries as processes of their own (webhooks stay, if asked for).
 	WithoutCapk3s bool
+	// WithoutRestore leaves the KThreesEtcdRestore controller out, for tests that run
+	// it in a manager of their own (SetupRestore) to stop and start it.
+	WithoutRestore bool
 	// InPlaceExtension, when set, serves capk3s's in-place update extension (as the
 	// control-plane manager does with --runtime-extension-port), reaching workload
 	// clusters through the stack's ClusterCache. The test registers it with an
@@ -177,11 +180,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 			return (&etcdsnapshot.Reconciler{Client: c, Workload: etcdsnapshot.LiveWorkloadReader(cc)}).SetupWithManager(ctx, mgr, copts)
 		}},
 		{"KThreesEtcdRestore", func() error {
-			if opts.WithoutCapk3s {
+			if opts.WithoutCapk3s || opts.WithoutRestore {
 				return nil
 			}
 			// As the control-plane manager registers it (cmd/controlplane-manager).
-			return (&etcdrestore.Reconciler{Client: c}).SetupWithManager(ctx, mgr, copts)
+			return (&etcdrestore.Reconciler{Client: c, ClusterCache: cc}).SetupWithManager(ctx, mgr, copts)
 		}},
 		{"KThreesConfig", func() error {
 			if opts.WithoutCapk3s {

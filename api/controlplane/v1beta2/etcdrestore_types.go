@@ -120,6 +120,18 @@ type KThreesEtcdRestoreStatus struct {
 	// +kubebuilder:validation:MaxLength=253
 	FirstServer string `json:"firstServer,omitempty"`
 
+	// oldServerNodes are the Nodes the restore deleted in the workload cluster,
+	// recorded before it deletes them. The restored etcd holds the Nodes of the
+	// servers that ran when the snapshot was taken, NotReady for good: once every
+	// server of the restored control plane is Ready, the restore deletes every Node
+	// with a k3s server role (control-plane, or etcd on an etcd-only server) that no
+	// current server Machine has. An agent's Node has no server role and is kept.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=253
+	OldServerNodes []string `json:"oldServerNodes,omitempty"`
+
 	// startTime is when the restore started deleting servers.
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`

@@ -779,6 +779,11 @@ func (in *KThreesEtcdRestoreStatus) DeepCopyInto(out *KThreesEtcdRestoreStatus) 
 			(*in)[i].DeepCopyInto(&(*out)[i])
 		}
 	}
+	if in.OldServerNodes != nil {
+		in, out := &in.OldServerNodes, &out.OldServerNodes
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.StartTime != nil {
 		in, out := &in.StartTime, &out.StartTime
 		*out = (*in).DeepCopy()

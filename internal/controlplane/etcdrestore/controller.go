@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/controllers/clustercache"
 	"sigs.k8s.io/cluster-api/util"
 	"sigs.k8s.io/cluster-api/util/predicates"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -38,6 +40,10 @@ type Reconciler struct {
 	// APIReader reads the server Machines live; SetupWithManager defaults it to the
 	// manager's API reader.
 	APIReader client.Reader
+	// ClusterCache is this manager's connection to workload clusters; a restore
+	// creates its first server only once it dropped the old one (restoreplan.OldAPI).
+	// Nil when the manager has none.
+	ClusterCache clustercache.ClusterCache
 	// WatchFilterValue, when set, limits reconciling to objects labelled
 	// cluster.x-k8s.io/watch-filter=<value>.
 	WatchFilterValue string
@@ -111,6 +117,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if d.Phase == controlplanev1.EtcdRestorePending {
 		return ctrl.Result{RequeueAfter: snapshotPoll}, nil
 	}
+	if d.Poll {
+		return ctrl.Result{RequeueAfter: oldAPIPoll}, r.act(ctx, restore, w, d)
+	}
 	return ctrl.Result{}, r.act(ctx, restore, w, d)
 }
 
@@ -131,6 +140,7 @@ func (r *Reconciler) record(ctx context.Context, restore *controlplanev1.KThrees
 		s.CompletionTime = &now
 	}
 	s.Phase, s.Message, s.SnapshotName, s.FirstServer = d.Phase, d.Message, d.Snapshot, d.FirstServer
+	s.OldServerNodes = d.OldServerNodes
 	if w.ControlPlane != nil {
 		s.ControlPlaneName = w.ControlPlane.Name
 	}
@@ -147,7 +157,7 @@ func (r *Reconciler) record(ctx context.Context, restore *controlplanev1.KThrees
 
 func equalStatus(a, b controlplanev1.KThreesEtcdRestoreStatus) bool {
 	return a.Phase == b.Phase && a.Message == b.Message && a.SnapshotName == b.SnapshotName &&
-		a.FirstServer == b.FirstServer && a.ControlPlaneName == b.ControlPlaneName &&
+		a.FirstServer == b.FirstServer && a.ControlPlaneName == b.ControlPlaneName && slices.Equal(a.OldServerNodes, b.OldServerNodes) &&
 		a.ObservedGeneration == b.ObservedGeneration && a.StartTime.Equal(b.StartTime) &&
 		a.CompletionTime.Equal(b.CompletionTime) && conditionsEqual(a.Conditions, b.Conditions)
 }
@@ -172,6 +182,9 @@ func (r *Reconciler) act(ctx context.Context, restore *controlplanev1.KThreesEtc
 		if m, ok := w.machines[name]; ok {
 			errs = append(errs, r.deleteServer(ctx, m))
 		}
+	}
+	if len(d.DeleteNodes) > 0 {
+		errs = append(errs, r.deleteNodes(ctx, w.cluster, d.DeleteNodes))
 	}
 	if d.CreateFirstServer {
 		if _, err := controlplane.CreateRestoreServer(ctx, r.Client, w.cluster, w.ControlPlane, restore.Name, d.Snapshot); err != nil {

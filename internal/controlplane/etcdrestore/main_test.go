@@ -41,7 +41,7 @@ func runManager(t *testing.T) (stop func()) {
 		if err := (&controlplane.Reconciler{Client: mgr.GetClient(), ClusterCache: clusterCache}).SetupWithManager(ctx, mgr, controller.Options{}); err != nil {
 			return err
 		}
-		return (&Reconciler{Client: mgr.GetClient()}).SetupWithManager(ctx, mgr, controller.Options{})
+		return (&Reconciler{Client: mgr.GetClient(), ClusterCache: clusterCache}).SetupWithManager(ctx, mgr, controller.Options{})
 	})
 	if err != nil {
 		t.Fatal(err)

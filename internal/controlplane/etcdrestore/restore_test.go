@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
@@ -85,6 +86,18 @@ func TestRestoreReprovisionsTheServers(t *testing.T) {
 	}
 
 	releaseDeleted(t, ns)
+	// Cluster API still probes the old workload API successfully (as far as it
+	// knows): its caches of it would never see the restored cluster, so the first
+	// server waits until it has given that API up.
+	waitFor(t, "the first server held for Cluster API's caches", func(ctx context.Context) (bool, error) {
+		err := env.Client.Get(ctx, client.ObjectKeyFromObject(restore), got)
+		return err == nil && strings.Contains(got.Status.Message, "held until Cluster API has dropped its caches"), err
+	}, func() string { return got.Status.Message })
+	time.Sleep(2 * time.Second)
+	if all := servers(t, ns); len(all) != 0 {
+		t.Fatalf("servers created while Cluster API still held the old workload API: %v", slices.Collect(maps.Keys(all)))
+	}
+	probeFailed(t, ns, time.Minute)
 	var first *clusterv1.Machine
 	waitFor(t, "the restore's first server", func(context.Context) (bool, error) {
 		all := servers(t, ns)
@@ -132,25 +145,32 @@ func TestRestoreReprovisionsTheServers(t *testing.T) {
 }
 
 // A manager killed at any point of a restore resumes from what it finds: servers
-// deleted while it was down are not waited for again, and the first server is
-// created once, however often the manager restarts.
+// deleted while it was down are not waited for again, a first server held for Cluster
+// API's caches stays held, and the first server is created once, however often the
+// manager restarts.
 func TestRestoreResumesAfterTheManagerStops(t *testing.T) {
 	ns := env.NewNamespace(t)
 	runningCluster(t, ns)
 	stop := runManager(t)
 	restore := newRestore(t, ns, "restore-1")
 	waitForPhase(t, restore, controlplanev1.EtcdRestoreDeletingServers)
-	waitFor(t, "the old servers deleted", func(context.Context) (bool, error) {
-		for _, m := range servers(t, ns) {
-			if m.DeletionTimestamp.IsZero() {
-				return false, nil
-			}
-		}
-		return true, nil
-	}, func() string { return "" })
+	waitForOldServersDeleted(t, ns)
 	stop()
 
 	releaseDeleted(t, ns)
+	// Stopped again while the first server is held for Cluster API's caches: the
+	// next manager holds it too, until the probe has failed long enough.
+	stop = runManager(t)
+	held := &controlplanev1.KThreesEtcdRestore{}
+	waitFor(t, "the first server held", func(ctx context.Context) (bool, error) {
+		err := env.Client.Get(ctx, client.ObjectKeyFromObject(restore), held)
+		return err == nil && strings.Contains(held.Status.Message, "held until Cluster API has dropped its caches"), err
+	}, func() string { return held.Status.Message })
+	stop()
+	if all := servers(t, ns); len(all) != 0 {
+		t.Fatalf("servers created while held: %v", slices.Collect(maps.Keys(all)))
+	}
+	probeFailed(t, ns, time.Minute)
 	stop = runManager(t)
 	waitFor(t, "the first server", func(context.Context) (bool, error) {
 		return len(servers(t, ns)) == 1, nil
@@ -168,4 +188,62 @@ func TestRestoreResumesAfterTheManagerStops(t *testing.T) {
 		markReady(t, m)
 	}
 	waitForPhase(t, restore, controlplanev1.EtcdRestoreJoiningServers)
+}
+
+// probeFailed records on the Cluster what Cluster API's Cluster controller writes once
+// its health probes of the workload API have failed for its grace period: the
+// RemoteConnectionProbe condition False, here since ago.
+func probeFailed(t *testing.T, ns string, ago time.Duration) {
+	t.Helper()
+	cluster := &clusterv1.Cluster{}
+	must(t, env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "c1"}, cluster))
+	before := cluster.DeepCopy()
+	meta.SetStatusCondition(&cluster.Status.Conditions, metav1.Condition{
+		Type: clusterv1.ClusterRemoteConnectionProbeCondition, Status: metav1.ConditionFalse,
+		Reason: clusterv1.ClusterRemoteConnectionProbeFailedReason, LastTransitionTime: metav1.NewTime(time.Now().Add(-ago)),
+	})
+	must(t, env.Client.Status().Patch(context.Background(), cluster, client.MergeFrom(before)))
+}
+
+// While the first server is held for Cluster API's caches, the restore looks again
+// every few seconds; as long as nothing it reads changes, its status is not written
+// again (each write would wake another pass).
+func TestHeldRestoreIsNotRewrittenByPolls(t *testing.T) {
+	ns := env.NewNamespace(t)
+	runningCluster(t, ns)
+	runManager(t)
+	restore := newRestore(t, ns, "restore-1")
+	waitForPhase(t, restore, controlplanev1.EtcdRestoreDeletingServers)
+	waitForOldServersDeleted(t, ns)
+	// The probe went False just now: the hold lasts the whole margin.
+	probeFailed(t, ns, 0)
+	releaseDeleted(t, ns)
+	held := &controlplanev1.KThreesEtcdRestore{}
+	waitFor(t, "the first server held", func(ctx context.Context) (bool, error) {
+		err := env.Client.Get(ctx, client.ObjectKeyFromObject(restore), held)
+		return err == nil && strings.Contains(held.Status.Message, "held until Cluster API has dropped its caches"), err
+	}, func() string { return held.Status.Message })
+	time.Sleep(2*oldAPIPoll + time.Second)
+	again := &controlplanev1.KThreesEtcdRestore{}
+	must(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(restore), again))
+	if again.ResourceVersion != held.ResourceVersion {
+		t.Errorf("the held restore was written again: %q, then %q", held.Status.Message, again.Status.Message)
+	}
+	if all := servers(t, ns); len(all) != 0 {
+		t.Errorf("servers created while held: %v", slices.Collect(maps.Keys(all)))
+	}
+}
+
+// waitForOldServersDeleted waits until every server Machine of the namespace is being
+// deleted.
+func waitForOldServersDeleted(t *testing.T, ns string) {
+	t.Helper()
+	waitFor(t, "the old servers deleted", func(context.Context) (bool, error) {
+		for _, m := range servers(t, ns) {
+			if m.DeletionTimestamp.IsZero() {
+				return false, nil
+			}
+		}
+		return true, nil
+	}, func() string { return "" })
 }

@@ -3,6 +3,7 @@ package etcdrestore
 import (
 	"context"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -55,6 +56,12 @@ func (r *Reconciler) observe(ctx context.Context, restore *controlplanev1.KThree
 		w.machines[m.Name] = m
 		w.Servers = append(w.Servers, server(m))
 	}
+	if restore.Status.Phase == controlplanev1.EtcdRestoreJoiningServers {
+		w.WorkloadNodes, w.WorkloadNodesProblem = r.workloadNodes(ctx, cluster)
+	}
+	if restore.Status.Phase == controlplanev1.EtcdRestoreRestoringFirstServer {
+		w.OldAPI = r.oldAPI(ctx, cluster, time.Now())
+	}
 	if restore.Status.Phase == "" || restore.Status.Phase == controlplanev1.EtcdRestorePending {
 		if w.Snapshot, err = snapshot(ctx, r.Client, restore); err != nil {
 			return w, err
@@ -86,6 +93,7 @@ func server(m *clusterv1.Machine) restoreplan.Server {
 		RestoreOf:            m.Annotations[controlplanev1.EtcdRestoreAnnotation],
 		Ready:                conditions.IsTrue(m, clusterv1.ReadyCondition),
 		HasNode:              m.Status.NodeRef.IsDefined(),
+		NodeName:             m.Status.NodeRef.Name,
 		Outdated:             conditions.IsFalse(m, clusterv1.MachineUpToDateCondition),
 		UpdatingInPlace:      controlplane.UpdatingInPlace(m),
 		MarkedForRemediation: conditions.IsFalse(m, clusterv1.MachineOwnerRemediatedCondition),

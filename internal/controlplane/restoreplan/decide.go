@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
@@ -25,6 +26,17 @@ type Decision struct {
 	Delete []string
 	// CreateFirstServer asks for the server that restores the snapshot.
 	CreateFirstServer bool
+	// OldServerNodes are the names of the old servers' Nodes the restore deleted in
+	// the workload cluster (status.oldServerNodes), DeleteNodes among them: recorded
+	// before they are deleted.
+	OldServerNodes []string
+	// DeleteNodes are Nodes to delete in the workload cluster: servers' Nodes the
+	// snapshot brought back that no current server has.
+	DeleteNodes []WorkloadNode
+	// Poll asks for another pass soon: the restore waits on something no watch
+	// announces (Cluster API's connection to the old workload API going away, the
+	// workload cluster's Nodes).
+	Poll bool
 }
 
 // Decide is the restore's next step, from its recorded status and the world.
@@ -34,7 +46,8 @@ func Decide(restore string, status controlplanev1.KThreesEtcdRestoreStatus, w Wo
 	if phase == "" {
 		phase = controlplanev1.EtcdRestorePending
 	}
-	keep := Decision{Phase: phase, Message: status.Message, Snapshot: status.SnapshotName, FirstServer: status.FirstServer}
+	keep := Decision{Phase: phase, Message: status.Message, Snapshot: status.SnapshotName, FirstServer: status.FirstServer,
+		OldServerNodes: status.OldServerNodes}
 	if phase.Finished() {
 		return keep
 	}
@@ -176,6 +189,11 @@ func decideFirstServer(restore string, d Decision, w World) Decision {
 			d.Message = "waiting for the deleted first server to be gone before creating another: " + list(deleting)
 			return d
 		}
+		if why := w.OldAPI.released(); why != "" {
+			d.Poll = true
+			d.Message = fmt.Sprintf("restoring snapshot %s: the first server is held until Cluster API has dropped its caches of the old workload API, which would never see the restored cluster: %s", d.Snapshot, why)
+			return d
+		}
 		d.CreateFirstServer = true
 		d.Message = fmt.Sprintf("restoring snapshot %s: creating the first server", d.Snapshot)
 		return d
@@ -200,6 +218,21 @@ func decideJoining(d Decision, w World) Decision {
 	ready := w.specificServers(func(s Server) bool { return !s.Deleting && s.Ready && s.HasNode })
 	deleting := len(w.Servers) - len(live)
 	if len(live) == want && len(ready) == want && deleting == 0 && w.EtcdHealthy {
+		if w.WorkloadNodesProblem != "" {
+			d.Poll = true
+			d.Message = fmt.Sprintf("snapshot %s restored, %d servers Ready; reading the workload cluster's Nodes: %s", d.Snapshot, want, w.WorkloadNodesProblem)
+			return d
+		}
+		if d.DeleteNodes = strayServerNodes(w); len(d.DeleteNodes) > 0 {
+			deleting := make([]string, 0, len(d.DeleteNodes))
+			for _, n := range d.DeleteNodes {
+				deleting = append(deleting, n.Name)
+			}
+			d.OldServerNodes = sets.List(sets.New(d.OldServerNodes...).Insert(deleting...))
+			d.Poll = true
+			d.Message = fmt.Sprintf("snapshot %s restored, %d servers Ready; deleting the old servers' Nodes the snapshot brought back: %s", d.Snapshot, want, list(deleting))
+			return d
+		}
 		d.Phase = controlplanev1.EtcdRestoreSucceeded
 		d.Message = fmt.Sprintf("snapshot %s restored: %d servers Ready, etcd healthy", d.Snapshot, want)
 		return d
@@ -212,6 +245,29 @@ func decideJoining(d Decision, w World) Decision {
 		d.Message += ", etcd not healthy yet"
 	}
 	return d
+}
+
+// strayServerNodes are the servers' Nodes in the workload cluster that no current
+// server Machine has: the Nodes of the servers that ran when the snapshot was taken,
+// which the restored etcd brings back and no kubelet will ever update. Which servers
+// those were is not known here (a rollout may have replaced them all since), so the
+// rule is by role: every Node k3s labelled as a server's and no server Machine's now.
+// It is asked only once every current server is Ready with its Node, so that none of
+// theirs is taken for a stray one. An agent's Node never has a server role and is
+// never among them.
+func strayServerNodes(w World) []WorkloadNode {
+	current := sets.New[string]()
+	for _, s := range w.Servers {
+		current.Insert(s.NodeName)
+	}
+	var out []WorkloadNode
+	for _, n := range w.WorkloadNodes {
+		if n.Server && !current.Has(n.Name) {
+			out = append(out, n)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
 func list(s []string) string {

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -13,6 +14,9 @@ import (
 )
 
 const me = "restore-1"
+
+// t0 is when Cluster API's RemoteConnectionProbe went False in these tests.
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 func s3ControlPlane(replicas int32) *controlplanev1.KThreesControlPlane {
 	kcp := &controlplanev1.KThreesControlPlane{}
@@ -128,8 +132,25 @@ func TestDecide(t *testing.T) {
 
 		// RestoringFirstServer.
 		{name: "creates the first server", status: at(controlplanev1.EtcdRestoreRestoringFirstServer),
-			world: with(healthy(), func(w *World) { w.Servers = nil }),
+			world: with(healthy(), func(w *World) {
+				w.Servers, w.OldAPI = nil, OldAPI{Probe: metav1.ConditionFalse, ProbeSince: t0, Now: t0.Add(ProbeFailedMargin)}
+			}),
 			phase: controlplanev1.EtcdRestoreRestoringFirstServer, create: true},
+		// Cluster API's caches of the old workload API would never see the restored
+		// cluster: they must be dropped before it starts.
+		{name: "holds the first server while CAPI's probe has not failed long enough", status: at(controlplanev1.EtcdRestoreRestoringFirstServer),
+			world: with(healthy(), func(w *World) {
+				w.Servers, w.OldAPI = nil, OldAPI{Probe: metav1.ConditionFalse, ProbeSince: t0, Now: t0.Add(ProbeFailedMargin - time.Second)}
+			}),
+			phase: controlplanev1.EtcdRestoreRestoringFirstServer, message: "RemoteConnectionProbe on the Cluster has been False since 2026-01-02T03:04:05Z"},
+		{name: "holds the first server while CAPI still probes the old API successfully", status: at(controlplanev1.EtcdRestoreRestoringFirstServer),
+			world: with(healthy(), func(w *World) { w.Servers = nil }),
+			phase: controlplanev1.EtcdRestoreRestoringFirstServer, message: "held until Cluster API has dropped its caches"},
+		{name: "holds the first server while this manager's cache is connected", status: at(controlplanev1.EtcdRestoreRestoringFirstServer),
+			world: with(healthy(), func(w *World) {
+				w.Servers, w.OldAPI = nil, OldAPI{Probe: metav1.ConditionFalse, ProbeSince: t0, Now: t0.Add(time.Hour), CacheConnected: true}
+			}),
+			phase: controlplanev1.EtcdRestoreRestoringFirstServer, message: "this manager's ClusterCache is still connected"},
 		{name: "resumed after creating it: never a second one", status: at(controlplanev1.EtcdRestoreRestoringFirstServer),
 			world: with(healthy(), func(w *World) {
 				w.Servers = []Server{{Name: "n", RestoreOf: me, Status: "waiting for infrastructure"}}
@@ -203,6 +224,7 @@ func TestDecideWalkthrough(t *testing.T) {
 	w := healthy()
 	status := at("")
 	var held []controlplanev1.EtcdRestorePhase
+	polled := 0
 	for range 20 {
 		d := Decide(me, status, w)
 		status.Phase, status.Message, status.SnapshotName, status.FirstServer = d.Phase, d.Message, d.Snapshot, d.FirstServer
@@ -213,6 +235,12 @@ func TestDecideWalkthrough(t *testing.T) {
 		switch {
 		case len(d.Delete) > 0:
 			w.Servers = nil
+		case d.Poll:
+			polled++
+			if w.OldAPI.Probe == "" {
+				w.OldAPI = OldAPI{Probe: metav1.ConditionFalse, ProbeSince: t0, Now: t0}
+			}
+			w.OldAPI.Now = w.OldAPI.Now.Add(20 * time.Second)
 		case d.CreateFirstServer:
 			w.Servers = []Server{{Name: "n", RestoreOf: me}}
 		case d.Phase == controlplanev1.EtcdRestoreRestoringFirstServer && len(w.Servers) == 1:
@@ -231,6 +259,9 @@ func TestDecideWalkthrough(t *testing.T) {
 		if c.Status != metav1.ConditionTrue {
 			t.Errorf("condition %s is %s (%s), want True", c.Type, c.Status, c.Message)
 		}
+	}
+	if polled != 2 {
+		t.Errorf("the first server was held %d passes, want 2 (until the probe failed for %s)", polled, ProbeFailedMargin)
 	}
 	if len(held) == 0 || slices.Contains(held, controlplanev1.EtcdRestoreJoiningServers) {
 		t.Errorf("the control plane was held in %v", held)
@@ -273,5 +304,120 @@ func TestHoldingRestore(t *testing.T) {
 	rs[2].Status.Phase = controlplanev1.EtcdRestoreRestoringFirstServer
 	if got := HoldingRestore(rs, "c"); got != "joining" {
 		t.Errorf("held by %q, want joining", got)
+	}
+}
+
+// The restored etcd holds the Nodes of the servers that ran when the snapshot was
+// taken, which a rollout since may have replaced: once every current server is Ready
+// the restore deletes every server's Node (control-plane or etcd role) that no
+// current server Machine has, whatever servers the restore itself deleted; never an
+// agent's Node, never a Node a server Machine has now. It records those it deletes.
+func TestOldServersNodes(t *testing.T) {
+	// The restore deletes servers d, e, f (which replaced a, b, c after the snapshot):
+	// nothing is recorded for them, their Nodes are not in the snapshot.
+	old := healthy()
+	for i := range old.Servers {
+		old.Servers[i].Name = string(rune('d' + i))
+		old.Servers[i].NodeName = old.Servers[i].Name + "-node"
+	}
+	if d := Decide(me, at(controlplanev1.EtcdRestoreDeletingServers), old); len(d.OldServerNodes) != 0 || len(d.Delete) != 3 {
+		t.Fatalf("deleting: recorded %v, delete %v", d.OldServerNodes, d.Delete)
+	}
+
+	joined := with(healthy(), func(w *World) {
+		w.Servers = []Server{
+			{Name: "n", RestoreOf: me, Ready: true, HasNode: true, NodeName: "n-node"},
+			{Name: "j1", Ready: true, HasNode: true, NodeName: "j1-node"},
+			// A new server whose Node has an old server's name keeps it.
+			{Name: "j2", Ready: true, HasNode: true, NodeName: "c-node"},
+		}
+		w.WorkloadNodes = []WorkloadNode{
+			{Name: "a-node", UID: "a-uid", Server: true}, {Name: "n-node", Server: true}, {Name: "j1-node", Server: true},
+			{Name: "c-node", Server: true}, {Name: "agent-0"},
+			// An etcd-only server's Node has the etcd role only.
+			{Name: "b-node", UID: "b-uid", Server: true},
+			// No server role: an agent's Node, left alone.
+			{Name: "agent-1"},
+		}
+	})
+	status := at(controlplanev1.EtcdRestoreJoiningServers)
+	d := Decide(me, status, joined)
+	want := []WorkloadNode{{Name: "a-node", UID: "a-uid", Server: true}, {Name: "b-node", UID: "b-uid", Server: true}}
+	if d.Phase != controlplanev1.EtcdRestoreJoiningServers || !slices.Equal(d.DeleteNodes, want) || !d.Poll {
+		t.Fatalf("joined: phase %s, delete Nodes %v, poll %v (%s)", d.Phase, d.DeleteNodes, d.Poll, d.Message)
+	}
+	if !slices.Equal(d.OldServerNodes, []string{"a-node", "b-node"}) {
+		t.Errorf("joined: recorded %v, want the Nodes it deletes", d.OldServerNodes)
+	}
+	// A later pass, one deleted: the record keeps both.
+	status.OldServerNodes = d.OldServerNodes
+	gone := with(joined, func(w *World) { w.WorkloadNodes = w.WorkloadNodes[1:] })
+	if d := Decide(me, status, gone); !slices.Equal(d.OldServerNodes, []string{"a-node", "b-node"}) || len(d.DeleteNodes) != 1 {
+		t.Errorf("one deleted: recorded %v, delete Nodes %v", d.OldServerNodes, d.DeleteNodes)
+	}
+	allGone := with(joined, func(w *World) { w.WorkloadNodes = w.WorkloadNodes[1:5] })
+	if d := Decide(me, status, allGone); d.Phase != controlplanev1.EtcdRestoreSucceeded || len(d.DeleteNodes) != 0 {
+		t.Errorf("old Nodes gone: phase %s, delete Nodes %v", d.Phase, d.DeleteNodes)
+	}
+	// A current server without its Node yet: nothing is deleted, its Node might be
+	// taken for a stray one.
+	notYet := with(joined, func(w *World) {
+		w.Servers = slices.Clone(w.Servers)
+		w.Servers[1].HasNode, w.Servers[1].NodeName = false, ""
+	})
+	if d := Decide(me, status, notYet); len(d.DeleteNodes) != 0 || d.Phase != controlplanev1.EtcdRestoreJoiningServers {
+		t.Errorf("a server without its Node: phase %s, delete Nodes %v", d.Phase, d.DeleteNodes)
+	}
+	unread := with(joined, func(w *World) { w.WorkloadNodesProblem = "not connected" })
+	if d := Decide(me, status, unread); d.Phase != controlplanev1.EtcdRestoreJoiningServers || len(d.DeleteNodes) != 0 || !strings.Contains(d.Message, "not connected") {
+		t.Errorf("Nodes unreadable: phase %s, delete Nodes %v, message %q", d.Phase, d.DeleteNodes, d.Message)
+	}
+}
+
+// The hold names its case and the times it counts from, never an elapsed time: the
+// message is the same on every pass while the condition does not change.
+func TestOldAPIReleased(t *testing.T) {
+	since := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		o    OldAPI
+		want string
+	}{
+		{"missing", OldAPI{Now: since}, "RemoteConnectionProbe on the Cluster is missing; the first server waits until it has been False for 40s"},
+		{"true", OldAPI{Probe: metav1.ConditionTrue, ProbeSince: since, Now: since.Add(time.Hour)},
+			"has been True since 2026-01-02T03:04:05Z; the first server waits until it has been False for 40s"},
+		{"unknown", OldAPI{Probe: metav1.ConditionUnknown, ProbeSince: since, Now: since}, "has been Unknown since 2026-01-02T03:04:05Z"},
+		{"false too short", OldAPI{Probe: metav1.ConditionFalse, ProbeSince: since, Now: since.Add(30 * time.Second)},
+			"has been False since 2026-01-02T03:04:05Z; the first server waits until it has been False for 40s, at 2026-01-02T03:04:45Z"},
+		{"false long enough", OldAPI{Probe: metav1.ConditionFalse, ProbeSince: since, Now: since.Add(40 * time.Second)}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.o.released()
+			if !contains(got, tc.want) {
+				t.Errorf("released: %q, want %q", got, tc.want)
+			}
+			later := tc.o
+			later.Now = later.Now.Add(time.Second)
+			if tc.want != "" && later.released() != got {
+				t.Errorf("a second later: %q, was %q", later.released(), got)
+			}
+		})
+	}
+}
+
+// contains is strings.Contains that wants "" only where nothing is expected.
+func contains(got, want string) bool {
+	if want == "" {
+		return got == ""
+	}
+	return strings.Contains(got, want)
+}
+
+// The margin covers CAPI's disconnect after its probes time out, counted from the
+// last good probe L: 5 failed probes of 10s interval + 5s timeout end at L+75s, the
+// condition is False from L+50s.
+func TestProbeFailedMarginCoversCAPIsDisconnect(t *testing.T) {
+	if ProbeFailedMargin < 75*time.Second-50*time.Second+10*time.Second {
+		t.Errorf("margin %s: the first server may start before CAPI core drops its caches", ProbeFailedMargin)
 	}
 }

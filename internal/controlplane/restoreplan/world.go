@@ -1,6 +1,11 @@
 package restoreplan
 
 import (
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 )
 
@@ -25,7 +30,99 @@ type World struct {
 	EtcdHealthy bool
 	// Snapshot is what is known of the snapshot to restore.
 	Snapshot Snapshot
+	// OldAPI is what is known of the managers' connections to the old workload API.
+	OldAPI OldAPI
+	// WorkloadNodes are the restored workload cluster's Nodes, read once the servers
+	// join; WorkloadNodesProblem says why they could not be read.
+	WorkloadNodes        []WorkloadNode
+	WorkloadNodesProblem string
 }
+
+// WorkloadNode is one Node of the workload cluster.
+type WorkloadNode struct {
+	Name string
+	// UID is the Node's UID: a Node deleted is this one, not one re-created under
+	// its name meanwhile.
+	UID string
+	// Server is true for a Node k3s labelled as a server's (control-plane role, or
+	// etcd role on an etcd-only server).
+	Server bool
+}
+
+// OldAPI is what the restore knows of the connections Cluster API's ClusterCaches
+// hold to the workload API of the old servers. A ClusterCache keeps informers on the
+// workload cluster; k3s's restored etcd starts again at the snapshot's revision,
+// below the revisions those informers have seen, and the apiserver sends a watch
+// only the events newer than the revision it asked for: informers that live across
+// the restore never see the restored cluster's new objects (the first server's Node
+// among them). A ClusterCache drops its connection (and caches) only after its
+// health probe failed several times in a row, so the first server is created only
+// once the old API has been gone long enough for that.
+type OldAPI struct {
+	// Probe is the status of Cluster API's RemoteConnectionProbe condition on the
+	// Cluster, "" while the Cluster has no such condition.
+	Probe metav1.ConditionStatus
+	// ProbeSince is when that condition last changed status.
+	ProbeSince time.Time
+	// Now is when the condition was read.
+	Now time.Time
+	// CacheConnected is true while this manager's own ClusterCache still holds a
+	// connection to the workload cluster. That covers only this manager's caches:
+	// CAPI core's ClusterCache runs in another process and probes on its own clock,
+	// so only its RemoteConnectionProbe condition says when CAPI core has let go.
+	CacheConnected bool
+}
+
+// Cluster API v1.14.2's defaults for its ClusterCache's health probe
+// (controllers/clustercache/cluster_cache.go, SetupWithManager) and for the Cluster
+// controller's --remote-connection-grace-period (main.go).
+const (
+	capiProbeInterval         = 10 * time.Second
+	capiProbeTimeout          = 5 * time.Second
+	capiProbeFailureThreshold = 5
+	capiProbeGracePeriod      = 50 * time.Second
+	// probeMarginSlack covers a busy work queue running a probe late and the Cluster
+	// controller writing the condition late: one more probe.
+	probeMarginSlack = capiProbeInterval + capiProbeTimeout
+)
+
+// ProbeFailedMargin is how long Cluster API's RemoteConnectionProbe must have been
+// False before the first server is created, so that CAPI core's ClusterCache has
+// dropped its connection (and informers) to the old workload API by then.
+//
+// CAPI records a probe's time after the request returned
+// (controllers/clustercache/cluster_accessor.go, HealthCheck) and runs the next one a
+// full interval after that (cluster_cache.go, Reconcile). With an endpoint that does
+// not answer, every failed probe takes interval + timeout = 15s, so counted from the
+// last success L the connection is dropped after threshold failures, at about
+// L + 5 x 15s = L + 75s (sooner when the endpoint refuses at once). The condition goes
+// False once L is older than the grace period: at L + 50s at the earliest. The
+// margin is 75s - 50s = 25s, plus 15s of slack: 40s.
+const ProbeFailedMargin = capiProbeFailureThreshold*(capiProbeInterval+capiProbeTimeout) -
+	capiProbeGracePeriod + probeMarginSlack
+
+// released says why the first server must wait for the old API's connections to be
+// dropped, "" when it need not. The reason names the case and the times it is
+// counted from, never an elapsed time: it goes into the restore's status, which must
+// not change while nothing else does.
+func (o OldAPI) released() string {
+	const probe = "Cluster API's RemoteConnectionProbe on the Cluster"
+	switch {
+	case o.CacheConnected:
+		return "this manager's ClusterCache is still connected to the old workload API"
+	case o.Probe == "":
+		return fmt.Sprintf("%s is missing; the first server waits until it has been False for %s", probe, ProbeFailedMargin)
+	case o.Probe != metav1.ConditionFalse:
+		return fmt.Sprintf("%s has been %s since %s; the first server waits until it has been False for %s",
+			probe, o.Probe, stamp(o.ProbeSince), ProbeFailedMargin)
+	case o.Now.Sub(o.ProbeSince) < ProbeFailedMargin:
+		return fmt.Sprintf("%s has been False since %s; the first server waits until it has been False for %s, at %s",
+			probe, stamp(o.ProbeSince), ProbeFailedMargin, stamp(o.ProbeSince.Add(ProbeFailedMargin)))
+	}
+	return ""
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // Server is one server Machine.
 type Server struct {
@@ -45,6 +142,8 @@ type Server struct {
 	UpdatingInPlace bool
 	// MarkedForRemediation is true when a MachineHealthCheck found it unhealthy.
 	MarkedForRemediation bool
+	// NodeName is the Machine's Node (its nodeRef), "" before it has one.
+	NodeName string
 	// Status says, for messages, why the Machine is not Ready yet.
 	Status string
 }

@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
-	"github.com/capk3s/capk3s/internal/webhooks/webhooktest"
+	"github.com/capk3s/capk3s/test/webhooktest"
 )
 
 // These tests create a worker template shaped like cluster-api-k3s v0.3's samples,

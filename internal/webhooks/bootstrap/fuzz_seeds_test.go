@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
-	"github.com/capk3s/capk3s/internal/webhooks/webhooktest"
+	"github.com/capk3s/capk3s/test/webhooktest"
 )
 
 var writeFuzzSeeds = flag.Bool("write-fuzz-seeds", false, "rewrite the fuzz targets' seed corpora in testdata/fuzz/")

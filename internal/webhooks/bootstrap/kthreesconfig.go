@@ -25,9 +25,10 @@ var (
 
 // Default normalizes the spec (see DefaultSpec), after rewriting the v1beta1
 // conversion data an earlier release kept whole (see
-// conversion.MinimizeLegacyKeptData), as the spec it was kept for.
+// conversion.Lookups.MinimizeLegacyKeptData), as the spec it was kept for.
 func (*KThreesConfig) Default(ctx context.Context, c *bootstrapv1.KThreesConfig) error {
-	conversion.MinimizeLegacyKeptData(ctx, c)
+	// Converting these kinds down looks nothing up: no lookups are needed.
+	conversion.Lookups{}.MinimizeLegacyKeptData(ctx, c)
 	DefaultSpec(&c.Spec)
 	return nil
 }

@@ -33,7 +33,8 @@ var (
 // cloned from the template are already normalized; first, the v1beta1 conversion data
 // an earlier release kept whole is rewritten, as KThreesConfig's Default does.
 func (*KThreesConfigTemplate) Default(ctx context.Context, t *bootstrapv1.KThreesConfigTemplate) error {
-	conversion.MinimizeLegacyKeptData(ctx, t)
+	// Converting these kinds down looks nothing up: no lookups are needed.
+	conversion.Lookups{}.MinimizeLegacyKeptData(ctx, t)
 	DefaultSpec(&t.Spec.Template.Spec)
 	return nil
 }

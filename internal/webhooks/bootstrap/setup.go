@@ -16,24 +16,23 @@ import (
 // +kubebuilder:webhook markers of this package declare (controller-runtime derives
 // the same paths from the group, version and kind), and their converters between the
 // deprecated v1beta1 and v1beta2 at /convert, where the CRDs' conversion webhook
-// points. Neither kind names an infrastructure template, so unlike the control
-// plane's setup this one leaves conversion's process-wide apiVersion getter alone:
-// where both managers run in one process (the sandbox, tests), the control plane's
-// must stay in force. Up-conversion reads the stored object, through the manager's
-// API reader, for the fields it never shows at v1beta1 (extraConfig, bootCommands:
-// they may carry credentials); any manager's reader serves there.
+// points. Up-conversion reads the stored object, through this manager's API reader,
+// for the fields it never shows at v1beta1 (extraConfig, bootCommands: they may
+// carry credentials). Neither kind names an infrastructure template, so the
+// converters need no apiVersion getter. The converters carry their lookups, so
+// managers sharing a process (the sandbox, tests) each convert with their own.
 func SetupWebhooks(mgr ctrl.Manager) error {
-	conversion.SetStoredObjectReader(mgr.GetAPIReader())
+	lookups := conversion.Lookups{Stored: mgr.GetAPIReader()}
 	if err := ctrl.NewWebhookManagedBy(mgr, &bootstrapv1.KThreesConfig{}).
 		WithDefaulter(&KThreesConfig{}).
 		WithValidator(&KThreesConfig{}).
-		WithConverter(conversion.KThreesConfig).
+		WithConverter(lookups.KThreesConfig()).
 		Complete(); err != nil {
 		return err
 	}
 	return ctrl.NewWebhookManagedBy(mgr, &bootstrapv1.KThreesConfigTemplate{}).
 		WithDefaulter(&KThreesConfigTemplate{}).
 		WithValidator(&KThreesConfigTemplate{}).
-		WithConverter(conversion.KThreesConfigTemplate).
+		WithConverter(lookups.KThreesConfigTemplate()).
 		Complete()
 }

@@ -220,6 +220,10 @@ func TestDefaultSpec(t *testing.T) {
 		"v1.31.4+k3s1":     "v1.31.4+k3s1",
 		"1.31.4-rc1+k3s1":  "v1.31.4-rc1+k3s1",
 		"v1.31.4-rc1+k3s1": "v1.31.4-rc1+k3s1",
+		// Stored as written but for the "v", not trimmed: the schema's pattern
+		// refuses it (the control plane's own version is trimmed instead).
+		" 1.31.4+k3s1":  "v 1.31.4+k3s1",
+		"v1.31.4+k3s1 ": "v1.31.4+k3s1 ",
 	} {
 		spec := validSpec()
 		spec.Version = in

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
-	"github.com/capk3s/capk3s/internal/webhooks/webhooktest"
+	"github.com/capk3s/capk3s/test/webhooktest"
 )
 
 func equalSpecs(a, b bootstrapv1.KThreesConfigSpec) bool {

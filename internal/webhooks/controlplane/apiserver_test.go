@@ -16,7 +16,7 @@ import (
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
-	"github.com/capk3s/capk3s/internal/webhooks/webhooktest"
+	"github.com/capk3s/capk3s/test/webhooktest"
 )
 
 // These tests go through a real kube-apiserver with the generated webhook

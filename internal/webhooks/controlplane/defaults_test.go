@@ -96,6 +96,16 @@ func TestDefaultSpec(t *testing.T) {
 				KThreesConfigSpec: bootstrapv1.KThreesConfigSpec{Version: "v1.31.4+k3s1"}},
 		},
 		{
+			// The two normalisers of k3s differ here on purpose: the control plane's
+			// version is trimmed, the config spec's stored as written (with its "v"),
+			// for the schema's pattern to refuse.
+			name: "whitespace around the versions",
+			in: controlplanev1.KThreesControlPlaneSpec{Version: " 1.31.4+k3s1\t", Replicas: ptr.To[int32](1),
+				KThreesConfigSpec: bootstrapv1.KThreesConfigSpec{Version: " 1.31.4+k3s1"}},
+			want: controlplanev1.KThreesControlPlaneSpec{Version: "v1.31.4+k3s1", Replicas: ptr.To[int32](1), RolloutStrategy: defaultRollout,
+				KThreesConfigSpec: bootstrapv1.KThreesConfigSpec{Version: "v 1.31.4+k3s1"}},
+		},
+		{
 			name: "explicit zero replicas are kept for validation to reject",
 			in:   controlplanev1.KThreesControlPlaneSpec{Version: "v1.31.4", Replicas: ptr.To[int32](0)},
 			want: controlplanev1.KThreesControlPlaneSpec{Version: "v1.31.4", Replicas: ptr.To[int32](0), RolloutStrategy: defaultRollout},

@@ -17,7 +17,13 @@ import (
 // +kubebuilder:webhook:verbs=create;update,path=/validate-controlplane-cluster-x-k8s-io-v1beta2-kthreescontrolplane,mutating=false,failurePolicy=fail,matchPolicy=Equivalent,groups=controlplane.cluster.x-k8s.io,resources=kthreescontrolplanes,versions=v1beta2,name=validation.kthreescontrolplane.controlplane.cluster.x-k8s.io,sideEffects=None,admissionReviewVersions=v1
 
 // KThreesControlPlane is the defaulting and validating webhook of KThreesControlPlane.
-type KThreesControlPlane struct{}
+type KThreesControlPlane struct {
+	// Conversion is what Default rewrites an earlier release's v1beta1 data with
+	// (conversion.Lookups.MinimizeLegacyKeptData): the manager's own, as its
+	// converter's. Its zero value shows an infrastructure template whose version
+	// is not kept by its group alone, as conversion does without a getter.
+	Conversion conversion.Lookups
+}
 
 var (
 	_ admission.Defaulter[*controlplanev1.KThreesControlPlane] = &KThreesControlPlane{}
@@ -27,9 +33,9 @@ var (
 // Default fills the spec and converts cluster-api-k3s's machine-template fields; see
 // defaultControlPlane. First the v1beta1 conversion data an earlier release kept
 // whole (the file contents in it) is rewritten as the spec it was kept for (see
-// conversion.MinimizeLegacyKeptData): an object stored then loses it on its next write.
-func (*KThreesControlPlane) Default(ctx context.Context, cp *controlplanev1.KThreesControlPlane) error {
-	conversion.MinimizeLegacyKeptData(ctx, cp)
+// conversion.Lookups.MinimizeLegacyKeptData): an object stored then loses it on its next write.
+func (w *KThreesControlPlane) Default(ctx context.Context, cp *controlplanev1.KThreesControlPlane) error {
+	w.Conversion.MinimizeLegacyKeptData(ctx, cp)
 	defaultControlPlane(&cp.Spec, cp)
 	return nil
 }

@@ -20,11 +20,15 @@ import (
 // read from the template kind's CRD through the manager's client: metadata only and
 // cached, as Cluster API's own providers read it. That metadata informer is the one
 // this webhook setup lets start, because a list read at v1beta1 converts every item
-// and CRDs rarely change.
+// and CRDs rarely change. The defaulting webhook rewrites an earlier release's
+// v1beta1 data with the same lookups.
 //
 // Up-conversion takes the fields it never shows at v1beta1 (extraConfig, bootCommands:
 // they may carry credentials) from the stored object, read through the manager's API
 // reader: a cache could be behind the write being converted.
+//
+// The converter and the defaulter carry these lookups (conversion.Lookups), so
+// managers sharing a process (the sandbox, tests) each convert with their own.
 //
 // The KThreesEtcdRestore webhook reads the Cluster, its control plane and the other
 // restores through the manager's API reader, for the same reason.
@@ -33,12 +37,15 @@ import (
 // reader, not its cache: a webhook must not start informers, and a stale cache could
 // let a scale through that the stored rollout strategy forbids.
 func SetupWebhooks(mgr ctrl.Manager) error {
-	conversion.SetAPIVersionGetter(conversion.APIVersionFromCRDs(mgr.GetClient()))
-	conversion.SetStoredObjectReader(mgr.GetAPIReader())
+	lookups := conversion.Lookups{
+		APIVersion: conversion.APIVersionFromCRDs(mgr.GetClient()),
+		Stored:     mgr.GetAPIReader(),
+	}
+	cp := &KThreesControlPlane{Conversion: lookups}
 	if err := ctrl.NewWebhookManagedBy(mgr, &controlplanev1.KThreesControlPlane{}).
-		WithDefaulter(&KThreesControlPlane{}).
-		WithValidator(&KThreesControlPlane{}).
-		WithConverter(conversion.KThreesControlPlane).
+		WithDefaulter(cp).
+		WithValidator(cp).
+		WithConverter(lookups.KThreesControlPlane()).
 		Complete(); err != nil {
 		return err
 	}

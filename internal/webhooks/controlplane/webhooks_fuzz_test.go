@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
-	"github.com/capk3s/capk3s/internal/webhooks/webhooktest"
+	"github.com/capk3s/capk3s/test/webhooktest"
 )
 
 // The fuzz targets feed the webhooks objects made from random input (see

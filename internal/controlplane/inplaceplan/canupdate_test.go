@@ -1,4 +1,4 @@
-package controlplane
+package inplaceplan
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	runtimehooksv1 "sigs.k8s.io/cluster-api/api/runtime/hooks/v1alpha1"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+	"github.com/capk3s/capk3s/internal/specdiff"
 )
 
 // unitRequest is a CanUpdateMachine request for a server on v1.31 whose control plane
@@ -33,7 +34,7 @@ func unitRequest(t *testing.T, configChange bool, infraTemplate string) *runtime
 	infra.SetAnnotations(map[string]string{clusterv1.TemplateClonedFromNameAnnotation: "t", clusterv1.TemplateClonedFromGroupKindAnnotation: "G.x"})
 	wantInfra := infra.DeepCopy()
 	wantInfra.SetAnnotations(map[string]string{clusterv1.TemplateClonedFromNameAnnotation: infraTemplate, clusterv1.TemplateClonedFromGroupKindAnnotation: "G.x"})
-	req, err := canUpdateRequest(current, serverObjects{config: config, infra: infra}, inPlaceObjects{machine: desired, config: wantConfig, infra: wantInfra})
+	req, err := CanUpdateRequest(Objects{Machine: current, Config: config, Infra: infra.Object}, Objects{Machine: desired, Config: wantConfig, Infra: wantInfra.Object})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,17 +84,7 @@ func TestCanUpdateCoverage(t *testing.T) {
 		}, []string{"infrastructure machine annotation " + clusterv1.TemplateClonedFromNameAnnotation}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req := unitRequest(t, tc.configChange, tc.template)
-			if err := applyCanUpdatePatches(req, &tc.resp); err != nil {
-				t.Fatal(err)
-			}
-			differ, err := uncovered(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if strings.Join(differ, "|") != strings.Join(tc.wantDiffer, "|") {
-				t.Errorf("uncovered = %q, want %q", differ, tc.wantDiffer)
-			}
+			requireUncovered(t, unitRequest(t, tc.configChange, tc.template), &tc.resp, tc.wantDiffer)
 		})
 	}
 }
@@ -109,7 +100,7 @@ func TestCanUpdatePatchErrors(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			req := unitRequest(t, false, "t")
-			if err := applyCanUpdatePatches(req, &runtimehooksv1.CanUpdateMachineResponse{MachinePatch: p}); err == nil {
+			if err := ApplyPatches(req, &runtimehooksv1.CanUpdateMachineResponse{MachinePatch: p}); err == nil {
 				t.Error("no error")
 			}
 		})
@@ -120,11 +111,66 @@ func TestCanUpdatePatchErrors(t *testing.T) {
 // the coverage compares, and keeps the rest of the current one.
 func TestInPlaceMachineSpec(t *testing.T) {
 	req := unitRequest(t, false, "t")
-	got := inPlaceMachineSpec(req.Current.Machine.Spec, req.Desired.Machine.Spec)
+	got, err := MachineSpec(req.Current.Machine.Spec, req.Desired.Machine.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if got.Version != "v1.32.1+k3s1" || got.ProviderID != "sim://a" || got.Deletion.NodeDrainTimeoutSeconds == nil {
 		t.Errorf("written spec %+v: want the desired version and the current provider ID and drain timeout", got)
 	}
-	if d := specDiff(machineSpecForDiff(got), machineSpecForDiff(req.Desired.Machine.Spec)); len(d) != 0 {
+	written, err := machineSpecForDiff(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desired, err := machineSpecForDiff(req.Desired.Machine.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := specdiff.Fields(written, desired); len(d) != 0 {
 		t.Errorf("written spec differs from the desired one in %v", d)
+	}
+}
+
+// A field set to null is a field unset (the API server keeps no null for it), at any
+// depth, as specdiff compares: an extension that answers with a null where the
+// desired object has no such field covers it.
+func TestCanUpdateCoverageNull(t *testing.T) {
+	machine := &clusterv1.Machine{Spec: clusterv1.MachineSpec{Version: "v1.32.1+k3s1"}}
+	config := &bootstrapv1.KThreesConfig{}
+	infra := map[string]any{"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta2", "kind": "GenericInfrastructureMachine",
+		"spec": map[string]any{"placement": map[string]any{"region": "r"}}}
+	for _, tc := range []struct {
+		name       string
+		patch      runtimehooksv1.Patch
+		wantDiffer []string
+	}{
+		{"null inside an object", jsonPatch(t, map[string]any{"op": "add", "path": "/spec/placement/zone", "value": nil}), nil},
+		{"null at the top", jsonPatch(t, map[string]any{"op": "add", "path": "/spec/zone", "value": nil}), nil},
+		{"a value is a difference", jsonPatch(t, map[string]any{"op": "add", "path": "/spec/placement/zone", "value": "a"}),
+			[]string{"infrastructure machine spec.placement"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := CanUpdateRequest(Objects{Machine: machine, Config: config, Infra: infra}, Objects{Machine: machine, Config: config, Infra: infra})
+			if err != nil {
+				t.Fatal(err)
+			}
+			requireUncovered(t, req, &runtimehooksv1.CanUpdateMachineResponse{InfrastructureMachinePatch: tc.patch}, tc.wantDiffer)
+		})
+	}
+}
+
+// requireUncovered applies the answer resp to req and fails unless exactly want (in
+// order) is left uncovered.
+func requireUncovered(t *testing.T, req *runtimehooksv1.CanUpdateMachineRequest, resp *runtimehooksv1.CanUpdateMachineResponse, want []string) {
+	t.Helper()
+	if err := ApplyPatches(req, resp); err != nil {
+		t.Fatal(err)
+	}
+	differ, err := Uncovered(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(differ, "|") != strings.Join(want, "|") {
+		t.Errorf("uncovered = %q, want %q", differ, want)
 	}
 }

@@ -1,6 +1,7 @@
-package controlplane
+package renewalplan
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,8 +12,7 @@ import (
 	"sigs.k8s.io/cluster-api/util/collections"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
-	"github.com/capk3s/capk3s/internal/k3s"
-	"github.com/capk3s/capk3s/internal/workload"
+	"github.com/capk3s/capk3s/test/cpfixtures"
 )
 
 var renewalNow = time.Date(2027, 6, 1, 12, 0, 0, 0, time.UTC)
@@ -67,7 +67,7 @@ func TestRenewalDue(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, got := renewalDue(tc.m, tc.days, renewalNow); got != tc.want {
+			if _, got := Due(tc.m, tc.days, renewalNow); got != tc.want {
 				t.Errorf("due = %v, want %v", got, tc.want)
 			}
 		})
@@ -88,27 +88,27 @@ func TestDecideRenewal(t *testing.T) {
 		name    string
 		m       *clusterv1.Machine
 		inPlace bool
-		want    renewalAction
+		want    Action
 	}{
-		{"server, in place", certMachine("a", true, expiry, time.Time{}, nil), true, renewRestart},
-		{"server, no in-place path: replaced as KCP does", certMachine("a", true, expiry, time.Time{}, nil), false, renewReplace},
-		{"agent, in place", certMachine("w", false, expiry, time.Time{}, nil), true, renewRestart},
-		{"agent, no in-place path: left to its MachineDeployment", certMachine("w", false, expiry, time.Time{}, nil), false, renewNothing},
-		{"not due", certMachine("a", true, renewalNow.Add(90*day), time.Time{}, nil), true, renewNothing},
-		{"being deleted", deleting, true, renewNothing},
-		{"restarted for this expiry, report still on its way", certMachine("a", true, expiry, time.Time{}, restarted(renewalNow.Add(-time.Minute), expiry)), true, renewWaitForReport},
-		{"restarted for this expiry, renewed nothing (the node's clock behind: k3s saw it outside its window): server replaced", certMachine("a", true, expiry, time.Time{}, restarted(renewalNow.Add(-2*time.Hour), expiry)), true, renewReplace},
-		{"restarted for this expiry, renewed nothing: agent not restarted again", certMachine("w", false, expiry, time.Time{}, restarted(renewalNow.Add(-2*time.Hour), expiry)), true, renewNothing},
-		{"restarted a year ago for another expiry", certMachine("a", true, expiry, time.Time{}, restarted(renewalNow.Add(-365*day), expiry.Add(-365*day))), true, renewRestart},
+		{"server, in place", certMachine("a", true, expiry, time.Time{}, nil), true, Restart},
+		{"server, no in-place path: replaced as KCP does", certMachine("a", true, expiry, time.Time{}, nil), false, Replace},
+		{"agent, in place", certMachine("w", false, expiry, time.Time{}, nil), true, Restart},
+		{"agent, no in-place path: left to its MachineDeployment", certMachine("w", false, expiry, time.Time{}, nil), false, Nothing},
+		{"not due", certMachine("a", true, renewalNow.Add(90*day), time.Time{}, nil), true, Nothing},
+		{"being deleted", deleting, true, Nothing},
+		{"restarted for this expiry, report still on its way", certMachine("a", true, expiry, time.Time{}, restarted(renewalNow.Add(-time.Minute), expiry)), true, WaitForReport},
+		{"restarted for this expiry, renewed nothing (the node's clock behind: k3s saw it outside its window): server replaced", certMachine("a", true, expiry, time.Time{}, restarted(renewalNow.Add(-2*time.Hour), expiry)), true, Replace},
+		{"restarted for this expiry, renewed nothing: agent not restarted again", certMachine("w", false, expiry, time.Time{}, restarted(renewalNow.Add(-2*time.Hour), expiry)), true, Nothing},
+		{"restarted a year ago for another expiry", certMachine("a", true, expiry, time.Time{}, restarted(renewalNow.Add(-365*day), expiry.Add(-365*day))), true, Restart},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, _ := decideRenewal(tc.m, 30, tc.inPlace, renewalNow)
+			got, _ := Decide(tc.m, 30, tc.inPlace, renewalNow)
 			if got != tc.want {
 				t.Errorf("action = %v, want %v", got, tc.want)
 			}
-			reason := renewalReplaceReason(tc.m, 30, tc.inPlace, renewalNow)
-			if (reason != "") != (tc.want == renewReplace) {
+			reason := ReplaceReason(tc.m, 30, tc.inPlace, renewalNow)
+			if (reason != "") != (tc.want == Replace) {
 				t.Errorf("replace reason %q for action %v", reason, tc.want)
 			}
 		})
@@ -117,7 +117,7 @@ func TestDecideRenewal(t *testing.T) {
 
 func TestRenewalReplaceReasonNamesTheExpiry(t *testing.T) {
 	expiry := renewalNow.Add(10 * day)
-	got := renewalReplaceReason(certMachine("a", true, expiry, time.Time{}, nil), 30, false, renewalNow)
+	got := ReplaceReason(certMachine("a", true, expiry, time.Time{}, nil), 30, false, renewalNow)
 	want := "certificates expire at " + rfc(expiry) + ", within rollout.before.certificatesExpiryDays (30 days)"
 	if got != want {
 		t.Errorf("reason = %q, want %q", got, want)
@@ -132,7 +132,7 @@ func TestRestartCandidatesSoonestFirst(t *testing.T) {
 		certMachine("d", true, renewalNow.Add(60*day), time.Time{}, nil),
 	)
 	var got []string
-	for _, m := range restartCandidates(machines, 30, true, renewalNow) {
+	for _, m := range RestartCandidates(machines, 30, true, renewalNow) {
 		got = append(got, m.Name)
 	}
 	if want := []string{"b", "a", "c"}; len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
@@ -140,39 +140,35 @@ func TestRestartCandidatesSoonestFirst(t *testing.T) {
 	}
 }
 
-func TestServerRestartBlocked(t *testing.T) {
+func TestQuorumBlocked(t *testing.T) {
 	three := collections.FromMachines(
-		certMachine("a", true, time.Time{}, time.Time{}, nil),
-		certMachine("b", true, time.Time{}, time.Time{}, nil),
-		certMachine("c", true, time.Time{}, time.Time{}, nil),
+		cpfixtures.ServerMachine("a"),
+		cpfixtures.ServerMachine("b"),
+		cpfixtures.ServerMachine("c"),
 	)
-	kcp := decisionKCP(3, nil)
-	removed := readyNodes("a", "b", "c")
-	removed["b"].Annotations = map[string]string{k3s.EtcdRemovedNodeNameAnnotation: "b"}
-	one := collections.FromMachines(certMachine("a", true, time.Time{}, time.Time{}, nil))
-	deleting := three.DeepCopy()
-	deleting["c"].DeletionTimestamp = ptr.To(metav1.NewTime(renewalNow))
-	notInitialized := decisionKCP(3, nil)
-	notInitialized.Status.Initialization.ControlPlaneInitialized = nil
+	five := three.DeepCopy()
+	five.Insert(cpfixtures.ServerMachine("d"))
+	five.Insert(cpfixtures.ServerMachine("e"))
+	all := func(*clusterv1.Machine) bool { return true }
+	but := func(names ...string) func(*clusterv1.Machine) bool {
+		return func(m *clusterv1.Machine) bool { return !slices.Contains(names, m.Name) }
+	}
 	cases := []struct {
-		name     string
-		kcp      *controlplanev1.KThreesControlPlane
-		machines collections.Machines
-		nodes    workload.Nodes
-		want     string
+		name    string
+		servers collections.Machines
+		healthy func(*clusterv1.Machine) bool
+		want    string
 	}{
-		{"all healthy", kcp, three, readyNodes("a", "b", "c"), ""},
-		{"another server's Node not Ready", kcp, three, readyNodes("a", "b"), "waiting for the node of Machine c to be Ready"},
-		{"unreachable", kcp, three, nil, blockedUnreachable},
-		{"a server being deleted", kcp, deleting, readyNodes("a", "b", "c"), "waiting for Machine c to be deleted"},
-		{"not initialized", notInitialized, three, readyNodes("a", "b", "c"), "waiting for the first server"},
-		{"another member removed: the restart would lose quorum", kcp, three, removed, "restarting k3s on a would leave 1 of 3 etcd members healthy, fewer than a quorum of 2"},
-		{"a single server has no quorum to keep", decisionKCP(1, nil), one, readyNodes("a"), ""},
-		{"external datastore: the others serve", onDatastore(decisionKCP(3, nil)), three, removed, ""},
+		{"all healthy", three, all, ""},
+		{"another member down: the restart would lose quorum", three, but("b"), "restarting k3s on a would leave 1 of 3 etcd members healthy, fewer than a quorum of 2"},
+		{"the target itself down: the others are a quorum", three, but("a"), ""},
+		{"five, one other down: three left", five, but("b"), ""},
+		{"five, two others down", five, but("b", "c"), "would leave 2 of 5 etcd members healthy, fewer than a quorum of 3"},
+		{"a single server has no quorum to keep", collections.FromMachines(cpfixtures.ServerMachine("a")), but("a"), ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := serverRestartBlocked(tc.kcp, tc.machines, tc.nodes, tc.machines["a"])
+			got := QuorumBlocked(tc.servers, tc.servers["a"], tc.healthy)
 			if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
 				t.Errorf("blocked = %q, want %q", got, tc.want)
 			}
@@ -186,17 +182,17 @@ func TestUntilRenewalDue(t *testing.T) {
 		certMachine("b", false, renewalNow.Add(35*day), time.Time{}, nil), // in 5 days
 		certMachine("c", true, renewalNow.Add(10*day), time.Time{}, nil),  // inside already: nothing to wait for
 	}
-	if got, want := untilRenewalDue(machines, 30, renewalNow), 5*day+time.Second; got != want {
+	if got, want := UntilDue(machines, 30, renewalNow), 5*day+time.Second; got != want {
 		t.Errorf("wake in %v, want %v", got, want)
 	}
-	if got := untilRenewalDue(machines, 0, renewalNow); got != 0 {
+	if got := UntilDue(machines, 0, renewalNow); got != 0 {
 		t.Errorf("unset field: wake in %v, want never", got)
 	}
 	restarted := certMachine("d", true, renewalNow.Add(10*day), time.Time{}, map[string]string{
 		controlplanev1.CertificatesRestartedForAnnotation: rfc(renewalNow.Add(10 * day)),
 		controlplanev1.CertificatesRestartedAtAnnotation:  rfc(renewalNow.Add(-50 * time.Minute)),
 	})
-	if got, want := untilRenewalDue([]*clusterv1.Machine{restarted}, 30, renewalNow), 10*time.Minute+time.Second; got != want {
+	if got, want := UntilDue([]*clusterv1.Machine{restarted}, 30, renewalNow), 10*time.Minute+time.Second; got != want {
 		t.Errorf("report grace: wake in %v, want %v", got, want)
 	}
 }

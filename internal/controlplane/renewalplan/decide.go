@@ -1,4 +1,4 @@
-package controlplane
+package renewalplan
 
 import (
 	"fmt"
@@ -9,26 +9,22 @@ import (
 	"sigs.k8s.io/cluster-api/util/collections"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
-	"github.com/capk3s/capk3s/internal/workload"
 )
 
-// The decisions of certificate renewal (spec.rollout.before.certificatesExpiryDays),
-// pure so that they are tested as tables; renewal.go acts on them.
-
-// renewalReportGrace is how long after a completed restart the node's report of its
+// ReportGrace is how long after a completed restart the node's report of its
 // certificates may still show the old expiry before the restart counts as having
 // renewed nothing. k3s checks its certificates once its apiserver is up after a start
 // (pkg/certmonitor, k3s v1.34-v1.36), so a renewed node reports within minutes.
-const renewalReportGrace = time.Hour
+const ReportGrace = time.Hour
 
-// certificatesExpiry is when a Machine's k3s certificates expire, as far as the
+// CertificatesExpiry is when a Machine's k3s certificates expire, as far as the
 // management cluster knows: the Machine's certificates-expiry annotation (the source,
 // and for agents the only record: CAPI's Machine controller copies it into
 // status.certificatesExpiryDate for control-plane Machines only), else that status
 // field. ok is false without either (no report yet: nothing is decided on it). An
 // annotation that does not parse falls back to the status, as a report that cannot be
 // read says nothing.
-func certificatesExpiry(m *clusterv1.Machine) (expiry time.Time, ok bool) {
+func CertificatesExpiry(m *clusterv1.Machine) (expiry time.Time, ok bool) {
 	if v, found := m.Annotations[clusterv1.MachineCertificatesExpiryDateAnnotation]; found {
 		if t, err := time.Parse(time.RFC3339, v); err == nil {
 			return t, true
@@ -40,70 +36,70 @@ func certificatesExpiry(m *clusterv1.Machine) (expiry time.Time, ok bool) {
 	return time.Time{}, false
 }
 
-// renewalDue says whether m's certificates expire sooner than now + days, KCP's rule:
+// Due says whether m's certificates expire sooner than now + days, KCP's rule:
 // an expiry exactly at the window's end is not due yet. days 0 (unset) renews nothing.
 // An expiry already passed is due too: the management cluster's clock may be ahead
 // of the node's, or the certificate has expired, and either way a restart renews it.
-func renewalDue(m *clusterv1.Machine, days int32, now time.Time) (expiry time.Time, due bool) {
+func Due(m *clusterv1.Machine, days int32, now time.Time) (expiry time.Time, due bool) {
 	if days <= 0 {
 		return time.Time{}, false
 	}
-	expiry, ok := certificatesExpiry(m)
+	expiry, ok := CertificatesExpiry(m)
 	if !ok {
 		return time.Time{}, false
 	}
 	return expiry, now.Add(time.Duration(days) * 24 * time.Hour).After(expiry)
 }
 
-// renewalAction is what is done about one Machine's certificates.
-type renewalAction int
+// Action is what is done about one Machine's certificates.
+type Action int
 
 const (
-	// renewNothing: not due, or no path for this Machine (an agent without SUC).
-	renewNothing renewalAction = iota
-	// renewRestart: restart k3s on the node through SUC.
-	renewRestart
-	// renewWaitForReport: a restart for this expiry completed; the node's report may
-	// still be on its way.
-	renewWaitForReport
-	// renewReplace: replace the server, as KCP does.
-	renewReplace
+	// Nothing is done: not due, or no path for this Machine (an agent without SUC).
+	Nothing Action = iota
+	// Restart k3s on the node through SUC.
+	Restart
+	// WaitForReport of the node: a restart for this expiry completed, and the
+	// node's report may still be on its way.
+	WaitForReport
+	// Replace the server, as KCP does.
+	Replace
 )
 
-// decideRenewal is what to do about m: replace a server whose certificates are due
+// Decide is what to do about m: replace a server whose certificates are due
 // when the in-place path is not available; restart k3s on it (server or agent) when
 // it is, at most once per reported expiry (a restart that renewed nothing is not
 // repeated: k3s renews only within its window, so a second restart would not either);
-// after a restart whose report still shows the same expiry after renewalReportGrace,
+// after a restart whose report still shows the same expiry after ReportGrace,
 // replace a server. An agent has no replacement here: its MachineDeployment owns it.
-func decideRenewal(m *clusterv1.Machine, days int32, inPlace bool, now time.Time) (renewalAction, time.Time) {
-	expiry, due := renewalDue(m, days, now)
+func Decide(m *clusterv1.Machine, days int32, inPlace bool, now time.Time) (Action, time.Time) {
+	expiry, due := Due(m, days, now)
 	if !due || !m.DeletionTimestamp.IsZero() {
-		return renewNothing, time.Time{}
+		return Nothing, time.Time{}
 	}
-	server := isServerMachine(m)
+	server := IsServer(m)
 	if restartedFor, at, ok := lastRestart(m); ok && restartedFor.Equal(expiry) {
-		if now.Before(at.Add(renewalReportGrace)) {
-			return renewWaitForReport, expiry
+		if now.Before(at.Add(ReportGrace)) {
+			return WaitForReport, expiry
 		}
 		if server {
-			return renewReplace, expiry
+			return Replace, expiry
 		}
-		return renewNothing, expiry
+		return Nothing, expiry
 	}
 	switch {
 	case inPlace:
-		return renewRestart, expiry
+		return Restart, expiry
 	case server:
-		return renewReplace, expiry
+		return Replace, expiry
 	}
-	return renewNothing, expiry
+	return Nothing, expiry
 }
 
-// renewalReplaceReason is why the rollout replaces a server for its certificates, or "".
-func renewalReplaceReason(m *clusterv1.Machine, days int32, inPlace bool, now time.Time) string {
-	action, expiry := decideRenewal(m, days, inPlace, now)
-	if action != renewReplace {
+// ReplaceReason is why the rollout replaces a server for its certificates, or "".
+func ReplaceReason(m *clusterv1.Machine, days int32, inPlace bool, now time.Time) string {
+	action, expiry := Decide(m, days, inPlace, now)
+	if action != Replace {
 		return ""
 	}
 	why := fmt.Sprintf("certificates expire at %s, within rollout.before.certificatesExpiryDays (%d days)", expiry.UTC().Format(time.RFC3339), days)
@@ -120,8 +116,8 @@ func lastRestart(m *clusterv1.Machine) (expiry, at time.Time, ok bool) {
 	return e, a, err1 == nil && err2 == nil
 }
 
-// renewingExpiry is the expiry a restart under way on m renews; ok is false when none is.
-func renewingExpiry(m *clusterv1.Machine) (time.Time, bool) {
+// RenewingExpiry is the expiry a restart under way on m renews; ok is false when none is.
+func RenewingExpiry(m *clusterv1.Machine) (time.Time, bool) {
 	v, found := m.Annotations[controlplanev1.CertificatesRenewingAnnotation]
 	if !found {
 		return time.Time{}, false
@@ -132,13 +128,13 @@ func renewingExpiry(m *clusterv1.Machine) (time.Time, bool) {
 	return t, true
 }
 
-// restartCandidates are the Machines whose k3s is to be restarted, the soonest expiry
+// RestartCandidates are the Machines whose k3s is to be restarted, the soonest expiry
 // first (then by name, so that every pass picks the same one).
-func restartCandidates(machines collections.Machines, days int32, inPlace bool, now time.Time) []*clusterv1.Machine {
+func RestartCandidates(machines collections.Machines, days int32, inPlace bool, now time.Time) []*clusterv1.Machine {
 	var out []*clusterv1.Machine
 	expiries := map[string]time.Time{}
 	for _, m := range machines {
-		if action, expiry := decideRenewal(m, days, inPlace, now); action == renewRestart {
+		if action, expiry := Decide(m, days, inPlace, now); action == Restart {
 			out = append(out, m)
 			expiries[m.Name] = expiry
 		}
@@ -153,35 +149,30 @@ func restartCandidates(machines collections.Machines, days int32, inPlace bool, 
 	return out
 }
 
-// serverRestartBlocked says why k3s must not be restarted on server target now, or "".
-// The same rules as a step that changes the servers (preflight: initialized, nothing
-// being deleted, every server's Node Ready), and the quorum rule of remediation: while
-// target's etcd member is down, the other members must still be a quorum of all. A
-// single server has no quorum to keep: its restart is the brief outage k3s's own
-// renewal takes, and the alternative (a replacement) is a longer one. With an external
-// datastore the servers hold no data; the others serve meanwhile.
-func serverRestartBlocked(kcp *controlplanev1.KThreesControlPlane, machines collections.Machines, nodes workload.Nodes, target *clusterv1.Machine) string {
-	if blocked := preflight(machines, nodes, isTrue(kcp.Status.Initialization.ControlPlaneInitialized)); blocked != "" {
-		return blocked
-	}
-	if externalDatastore(kcp) || machines.Len() == 1 {
+// QuorumBlocked says why restarting k3s on server target would cost the etcd quorum,
+// or "": while target's member is down, the other members must still be a quorum of
+// all (the quorum rule of remediation). healthy says whether a server counts towards
+// the quorum. A single server has no quorum to keep: its restart is the brief outage
+// k3s's own renewal takes, and the alternative (a replacement) is a longer one.
+func QuorumBlocked(servers collections.Machines, target *clusterv1.Machine, healthy func(*clusterv1.Machine) bool) string {
+	if servers.Len() == 1 {
 		return ""
 	}
-	healthy := 0
-	for _, m := range machines {
-		if m.Name != target.Name && isHealthyServer(m, nodes) {
-			healthy++
+	n := 0
+	for _, m := range servers {
+		if m.Name != target.Name && healthy(m) {
+			n++
 		}
 	}
-	if quorum := machines.Len()/2 + 1; healthy < quorum {
-		return fmt.Sprintf("restarting k3s on %s would leave %d of %d etcd members healthy, fewer than a quorum of %d", target.Name, healthy, machines.Len(), quorum)
+	if quorum := servers.Len()/2 + 1; n < quorum {
+		return fmt.Sprintf("restarting k3s on %s would leave %d of %d etcd members healthy, fewer than a quorum of %d", target.Name, n, servers.Len(), quorum)
 	}
 	return ""
 }
 
-// untilRenewalDue is how long until the next Machine's certificates enter the
+// UntilDue is how long until the next Machine's certificates enter the
 // window, or a restart's report grace ends: time-based events no watch reports.
-func untilRenewalDue(machines []*clusterv1.Machine, days int32, now time.Time) time.Duration {
+func UntilDue(machines []*clusterv1.Machine, days int32, now time.Time) time.Duration {
 	if days <= 0 {
 		return 0
 	}
@@ -192,11 +183,11 @@ func untilRenewalDue(machines []*clusterv1.Machine, days int32, now time.Time) t
 		}
 	}
 	for _, m := range machines {
-		if expiry, ok := certificatesExpiry(m); ok {
+		if expiry, ok := CertificatesExpiry(m); ok {
 			consider(expiry.Add(-time.Duration(days) * 24 * time.Hour))
 		}
 		if _, at, ok := lastRestart(m); ok {
-			consider(at.Add(renewalReportGrace))
+			consider(at.Add(ReportGrace))
 		}
 	}
 	// A second after the moment, so that the pass sees it passed.
@@ -206,7 +197,8 @@ func untilRenewalDue(machines []*clusterv1.Machine, days int32, now time.Time) t
 	return soonest
 }
 
-func isServerMachine(m *clusterv1.Machine) bool {
+// IsServer says m is a control-plane (server) Machine.
+func IsServer(m *clusterv1.Machine) bool {
 	_, ok := m.Labels[clusterv1.MachineControlPlaneLabel]
 	return ok
 }

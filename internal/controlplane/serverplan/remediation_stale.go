@@ -1,4 +1,4 @@
-package controlplane
+package serverplan
 
 import (
 	"fmt"
@@ -19,24 +19,24 @@ import (
 // etcd member (with three servers of which two had recovered, the one the health
 // check re-checked first made the other look safe to delete). Such a mark is left
 // alone until the health check looks again, which it does on the Node's change, and
-// clears it; a mark it keeps for healthCheckRecheckGrace after the Node became Ready
+// clears it; a mark it keeps for HealthCheckRecheckGrace after the Node became Ready
 // is its verdict on the recovered server (an unhealthy Machine condition, say) and is
 // acted on.
 
 const (
-	// remediationWaitingForHealthCheckReason: the only servers marked unhealthy became
+	// RemediationWaitingForHealthCheckReason says the only servers marked unhealthy became
 	// Ready after they were marked.
-	remediationWaitingForHealthCheckReason = "WaitingForHealthCheck"
+	RemediationWaitingForHealthCheckReason = "WaitingForHealthCheck"
 
-	// healthCheckRecheckGrace is how long a mark older than its Node's recovery is
+	// HealthCheckRecheckGrace is how long a mark older than its Node's recovery is
 	// held. A MachineHealthCheck re-checks a Machine within seconds of its Node's
 	// change (at most one check per 15 s per health check), so this leaves it several
 	// chances, and delays a real remediation of a flapping server by at most this.
-	healthCheckRecheckGrace = 2 * time.Minute
+	HealthCheckRecheckGrace = 2 * time.Minute
 )
 
 // staleMark says, for a server a health check marked unhealthy, whether its Node
-// became Ready after the mark and less than healthCheckRecheckGrace ago; recheck is
+// became Ready after the mark and less than HealthCheckRecheckGrace ago; recheck is
 // then what remains of that grace. Without a Node, or a Ready one, the mark is current.
 func staleMark(m *clusterv1.Machine, nodes workload.Nodes, now time.Time) (markedAt, readyAt time.Time, recheck time.Duration, stale bool) {
 	mark := conditions.Get(m, clusterv1.MachineHealthCheckSucceededCondition)
@@ -49,11 +49,11 @@ func staleMark(m *clusterv1.Machine, nodes workload.Nodes, now time.Time) (marke
 			continue
 		}
 		markedAt, readyAt = mark.LastTransitionTime.Time, c.LastTransitionTime.Time
-		recheck = readyAt.Add(healthCheckRecheckGrace).Sub(now)
+		recheck = readyAt.Add(HealthCheckRecheckGrace).Sub(now)
 		// The Node's time is its kubelet's clock. One running ahead would make the
 		// wait longer than the grace, for ever with a clock far enough off: a Ready
 		// time in the future holds nothing.
-		return markedAt, readyAt, recheck, readyAt.After(markedAt) && recheck > 0 && recheck <= healthCheckRecheckGrace
+		return markedAt, readyAt, recheck, readyAt.After(markedAt) && recheck > 0 && recheck <= HealthCheckRecheckGrace
 	}
 	return time.Time{}, time.Time{}, 0, false
 }
