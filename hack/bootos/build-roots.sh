@@ -14,7 +14,14 @@ mkdir -p "$ROOTS"
 cd "$ROOTS"
 for suite in "$@"; do
   [ -e "$suite/.complete" ] && continue
-  command -v debootstrap >/dev/null || { echo "debootstrap is needed to build the $suite root (apt-get install debootstrap)" >&2; exit 1; }
+  if ! command -v debootstrap >/dev/null; then
+    # A new machine has none; like PostgreSQL (hack/ensure-postgres.sh) it comes from
+    # the distribution's packages, which this script (run as root) may install.
+    command -v apt-get >/dev/null || { echo "debootstrap is needed to build the $suite root, and there is no apt-get: install it by hand" >&2; exit 1; }
+    echo "[tools] installing debootstrap (test/bootos's roots need it)..." >&2
+    apt-get update >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y debootstrap >/dev/null
+  fi
   echo "building the $suite root in $ROOTS/$suite (a few minutes, once)" >&2
   rm -rf "$suite" "$suite.log"
   if ! nice -n 10 debootstrap --variant=minbase --include=$PACKAGES "$suite" "$suite" http://deb.debian.org/debian > "$suite.log" 2>&1; then
