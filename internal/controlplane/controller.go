@@ -97,6 +97,9 @@ type Reconciler struct {
 	// this controller's own creates and deletes (machine_expectations.go); set up by
 	// SetupWithManager.
 	expectations *machineExpectations
+	// leftovers are the control planes whose leftover server objects this process has
+	// swept (leftovers.go); set up by SetupWithManager.
+	leftovers *leftoverSweeps
 }
 
 // SetupWithManager registers the controller. Owned Secrets are watched by metadata
@@ -167,6 +170,7 @@ func (r *Reconciler) initMemory() {
 	r.writes = newOwnWrites()
 	r.machineApplies = newMachineApplies()
 	r.expectations = newMachineExpectations()
+	r.leftovers = newLeftoverSweeps()
 }
 
 // clusterToControlPlane maps a Cluster to the KThreesControlPlane it references.
@@ -205,6 +209,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		if apierrors.IsNotFound(err) {
 			r.writes.forget(req.NamespacedName)
 			r.expectations.forget(req.NamespacedName)
+			r.leftovers.forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("reading KThreesControlPlane: %w", err)
@@ -274,6 +279,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 
 	result, err := r.reconcile(ctx, cluster, kcp, &seen)
 	now := time.Now()
+	result = soonest(result, seen.leftoversWait)
 	result = soonest(result, serverplan.UntilRolloutAfter(kcp, now))
 	renewalMachines := append(seen.machines.UnsortedList(), seen.renewal.workers.UnsortedList()...)
 	return soonest(result, renewalplan.UntilDue(renewalMachines, kcp.Spec.Rollout.Before.CertificatesExpiryDays, now)), err
@@ -338,6 +344,7 @@ func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, 
 		return wait, err
 	}
 	seen.machines = machines
+	seen.leftoversWait = r.sweepLeftovers(ctx, cluster, kcp, machines)
 	if seen.nodes, err = r.observeNodes(ctx, cluster, kcp, machines); err != nil {
 		return ctrl.Result{}, err
 	}

@@ -32,6 +32,7 @@ func (r *Reconciler) scaleUp(ctx context.Context, cluster *clusterv1.Cluster, kc
 	}
 	config := desiredKThreesConfig(kcp, cluster, name)
 	if err := r.Client.Create(ctx, config); err != nil {
+		r.leftovers.again(client.ObjectKeyFromObject(kcp))
 		return errors.Join(fmt.Errorf("creating KThreesConfig %s: %w", name, err), r.deleteQuietly(ctx, infra))
 	}
 	configRef := clusterv1.ContractVersionedObjectReference{
@@ -49,6 +50,7 @@ func (r *Reconciler) scaleUp(ctx context.Context, cluster *clusterv1.Cluster, kc
 		remediation, forRemediation = value, true
 	}
 	if err := r.Client.Create(ctx, machine); err != nil {
+		r.leftovers.again(client.ObjectKeyFromObject(kcp))
 		return errors.Join(fmt.Errorf("creating Machine %s: %w", name, err), r.deleteQuietly(ctx, infra), r.deleteQuietly(ctx, config))
 	}
 	r.expectations.created(client.ObjectKeyFromObject(kcp), name)

@@ -49,6 +49,9 @@ type observed struct {
 	// than this controller's own writes (machine_expectations.go): nothing that the
 	// servers decide is reported from it.
 	machineCacheBehind bool
+	// leftoversWait is when candidates for leftover server objects are old enough
+	// to be judged (leftovers.go); 0 when there are none.
+	leftoversWait time.Duration
 	// mismatches are servers and Nodes that disagree (status_nodes.go).
 	mismatches workload.Mismatches
 	// workers and workerNodes are the cluster's agent Machines and their Nodes, read at

@@ -255,11 +255,16 @@ func runRound(ctx context.Context, t *testing.T, reg *registry, ns string, f *fa
 	// apiserver restart it may have dropped a resource's monitor and restores it only at
 	// its next discovery sync (every 30 s in kube-controller-manager). Orphans are a
 	// failure only when they outlive that.
+	// found keeps the last complete answer: a list cut short by the deadline must not
+	// hide the orphans behind its error.
 	var found []string
 	err = envtest.Eventually(ctx, orphanCollectionBound, func(ctx context.Context) (bool, error) {
-		var err error
-		found, err = orphans(ctx, ns)
-		return err == nil && len(found) == 0, err
+		now, err := orphans(ctx, ns)
+		if err != nil {
+			return false, err
+		}
+		found = now
+		return len(found) == 0, nil
 	})
 	if len(found) > 0 {
 		return res, fmt.Errorf("orphans %s after convergence: %s", orphanCollectionBound, strings.Join(found, "; "))
