@@ -78,7 +78,7 @@ func (s *leftoverSweeps) done(key types.NamespacedName) {
 
 // again asks for another sweep (a server create of this process failed), and forget
 // drops a control plane that is gone: both leave it unswept.
-func (s *leftoverSweeps) again(key types.NamespacedName)  { s.forget(key) }
+func (s *leftoverSweeps) again(key types.NamespacedName) { s.forget(key) }
 func (s *leftoverSweeps) forget(key types.NamespacedName) {
 	if s == nil {
 		return
