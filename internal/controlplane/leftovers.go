@@ -139,7 +139,9 @@ func (r *Reconciler) sweep(ctx context.Context, cluster *clusterv1.Cluster, kcp 
 			continue
 		}
 		if left := r.leftovers.graceOrDefault() - now.Sub(infra.CreationTimestamp.Time); left > 0 {
-			wait = shorterWait(wait, left)
+			if wait == 0 || left < wait {
+				wait = left
+			}
 			continue
 		}
 		machine, err := r.liveMachine(ctx, kcp.Namespace, infra.Name)
@@ -207,12 +209,4 @@ func (r *Reconciler) infraMachineKind(kcp *controlplanev1.KThreesControlPlane) (
 		return schema.GroupVersionKind{}, fmt.Errorf("finding the version of %s: %w", gk, err)
 	}
 	return mapping.GroupVersionKind, nil
-}
-
-// shorterWait is the shorter of two waits, 0 meaning none.
-func shorterWait(a, b time.Duration) time.Duration {
-	if a == 0 || b < a {
-		return b
-	}
-	return a
 }

@@ -3,7 +3,6 @@ package controlplane
 import (
 	"context"
 	"testing"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -175,17 +174,4 @@ func onlyOne(m map[string]*clusterv1.Machine) *clusterv1.Machine {
 		return v
 	}
 	return nil
-}
-
-// How long a sweep waits is the youngest candidate's time to grace.
-func TestShorterWait(t *testing.T) {
-	for _, c := range []struct{ a, b, want time.Duration }{
-		{0, 5 * time.Second, 5 * time.Second},
-		{3 * time.Second, 5 * time.Second, 3 * time.Second},
-		{7 * time.Second, 5 * time.Second, 5 * time.Second},
-	} {
-		if got := shorterWait(c.a, c.b); got != c.want {
-			t.Errorf("shorterWait(%s, %s) = %s, want %s", c.a, c.b, got, c.want)
-		}
-	}
 }
