@@ -30,6 +30,16 @@ func interruptedScaleUp(t *testing.T, r *Reconciler, cluster *clusterv1.Cluster,
 	}
 }
 
+// sweepFixture is a namespace with a control plane that clones servers from the
+// generic infrastructure template, and a Reconciler that remembers its sweeps.
+func sweepFixture(t *testing.T) (string, *clusterv1.Cluster, *controlplanev1.KThreesControlPlane, *Reconciler) {
+	t.Helper()
+	ns := env.NewNamespace(t)
+	cluster, kcp := createStepTestCluster(t, ns, clusterv1.APIEndpoint{Host: "127.0.0.1", Port: 6443})
+	createInfraTemplate(t, ns)
+	return ns, cluster, kcp, &Reconciler{Client: env.Client, APIReader: env.Client, leftovers: newLeftoverSweeps()}
+}
+
 func exists(t *testing.T, obj client.Object) bool {
 	t.Helper()
 	err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(obj), obj)
@@ -62,10 +72,7 @@ func kthreesConfig(ns, name string) *bootstrapv1.KThreesConfig {
 // server, and leaves every server that has its Machine alone.
 func TestInterruptedServerCreatesAreSweptOnce(t *testing.T) {
 	ctx := context.Background()
-	ns := env.NewNamespace(t)
-	cluster, kcp := createStepTestCluster(t, ns, clusterv1.APIEndpoint{Host: "127.0.0.1", Port: 6443})
-	createInfraTemplate(t, ns)
-	r := &Reconciler{Client: env.Client, APIReader: env.Client, leftovers: newLeftoverSweeps()}
+	ns, cluster, kcp, r := sweepFixture(t)
 
 	if err := r.scaleUp(ctx, cluster, kcp, collections.New(), nil); err != nil {
 		t.Fatal(err)
@@ -127,10 +134,7 @@ func TestInterruptedServerCreatesAreSweptOnce(t *testing.T) {
 // KThreesConfig a Machine owns beside an unowned infrastructure machine.
 func TestSweepLeavesWhatIsNotALeftover(t *testing.T) {
 	ctx := context.Background()
-	ns := env.NewNamespace(t)
-	cluster, kcp := createStepTestCluster(t, ns, clusterv1.APIEndpoint{Host: "127.0.0.1", Port: 6443})
-	createInfraTemplate(t, ns)
-	r := &Reconciler{Client: env.Client, APIReader: env.Client, leftovers: newLeftoverSweeps()}
+	ns, cluster, kcp, r := sweepFixture(t)
 	r.leftovers.grace = 0
 
 	interruptedScaleUp(t, r, cluster, kcp, "c1-cp-adopted", true)
