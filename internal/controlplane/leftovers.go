@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util"
 	"sigs.k8s.io/cluster-api/util/collections"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -164,16 +165,8 @@ func leftoverCandidate(infra metav1.Object, kcp *controlplanev1.KThreesControlPl
 		return false
 	}
 	owner := metav1.GetControllerOfNoCopy(infra)
-	return owner != nil && owner.UID == kcp.UID && !ownedByMachine(infra)
-}
-
-func ownedByMachine(o metav1.Object) bool {
-	for _, ref := range o.GetOwnerReferences() {
-		if ref.Kind == "Machine" && strings.HasPrefix(ref.APIVersion, clusterv1.GroupVersion.Group+"/") {
-			return true
-		}
-	}
-	return false
+	return owner != nil && owner.UID == kcp.UID &&
+		!util.HasOwner(infra.GetOwnerReferences(), clusterv1.GroupVersion.String(), []string{"Machine"})
 }
 
 // deleteLeftover deletes a leftover server's KThreesConfig, if it has one that is as

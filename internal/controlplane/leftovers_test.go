@@ -2,6 +2,7 @@ package controlplane
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -10,6 +11,7 @@ import (
 	"sigs.k8s.io/cluster-api/util/collections"
 	"sigs.k8s.io/cluster-api/util/test/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
@@ -38,6 +40,24 @@ func sweepFixture(t *testing.T) (string, *clusterv1.Cluster, *controlplanev1.KTh
 	cluster, kcp := createStepTestCluster(t, ns, clusterv1.APIEndpoint{Host: "127.0.0.1", Port: 6443})
 	createInfraTemplate(t, ns)
 	return ns, cluster, kcp, &Reconciler{Client: env.Client, APIReader: env.Client, leftovers: newLeftoverSweeps()}
+}
+
+// failingMachineCreates makes the Reconciler's Machine creates fail, as an API server
+// that refuses them would.
+func failingMachineCreates(t *testing.T, r *Reconciler) {
+	t.Helper()
+	inner, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Client = interceptor.NewClient(inner, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if _, ok := obj.(*clusterv1.Machine); ok {
+				return errors.New("the API server refuses Machines")
+			}
+			return c.Create(ctx, obj, opts...)
+		},
+	})
 }
 
 func exists(t *testing.T, obj client.Object) bool {
@@ -116,13 +136,16 @@ func TestInterruptedServerCreatesAreSweptOnce(t *testing.T) {
 	}
 
 	// Swept once: a leftover that appears later (another process's, say) waits for the
-	// next process or for a failed create of this one.
+	// next process or for a failed server create of this one.
 	interruptedScaleUp(t, r, cluster, kcp, "c1-cp-later", true)
 	r.sweepLeftovers(ctx, cluster, kcp, machines)
 	if !exists(t, infraMachine(ns, "c1-cp-later")) {
 		t.Error("a control plane already swept was swept again")
 	}
-	r.leftovers.again(client.ObjectKeyFromObject(kcp))
+	failingMachineCreates(t, r)
+	if err := r.scaleUp(ctx, cluster, kcp, machines, nil); err == nil {
+		t.Fatal("a scale-up whose Machine create failed reported no error")
+	}
 	r.sweepLeftovers(ctx, cluster, kcp, machines)
 	if exists(t, infraMachine(ns, "c1-cp-later")) || exists(t, kthreesConfig(ns, "c1-cp-later")) {
 		t.Error("a sweep asked for again left the later leftover")
