@@ -24,6 +24,11 @@ const SnapshotPath = "/db/snapshot"
 // timeout when it uploads (k3s's default S3 timeout is five minutes).
 const DefaultTimeout = 7 * time.Minute
 
+// connectTimeout bounds the TCP connect and, apart, the TLS handshake: a supervisor
+// that is down or blackholed is known as such in seconds, not at DefaultTimeout,
+// and its request counts as not sent.
+const connectTimeout = 10 * time.Second
+
 // serverUser is the user k3s's supervisor knows servers by (role k3s:server,
 // which /db/snapshot requires).
 const serverUser = "server"
@@ -47,6 +52,12 @@ type Client struct {
 type SaveRequest struct {
 	// Name is k3s's snapshot name prefix.
 	Name string
+	// Dir is the folder on the server for the snapshot file; empty is k3s's default
+	// folder. k3s takes it from the request alone, never from the server's own
+	// etcd-snapshot-dir (pkg/etcd/snapshot_handler.go withRequest).
+	Dir string
+	// Compress zips the snapshot; false leaves the server's own setting.
+	Compress bool
 	// S3 uploads the snapshot too; nil keeps it on the server's disk only.
 	S3 *S3
 }
@@ -74,6 +85,8 @@ type S3 struct {
 type snapshotRequest struct {
 	Operation string   `json:"operation"`
 	Name      []string `json:"name,omitempty"`
+	Dir       *string  `json:"dir,omitempty"`
+	Compress  *bool    `json:"compress,omitempty"`
 	Retention *int     `json:"retention,omitempty"`
 	S3        *S3      `json:"s3,omitempty"`
 }
@@ -90,7 +103,14 @@ type SaveResult struct {
 // request can have reached k3s at all.
 func (c *Client) Save(ctx context.Context, in SaveRequest) (SaveResult, error) {
 	noPruning := 0
-	body, err := json.Marshal(snapshotRequest{Operation: "save", Name: nameList(in.Name), Retention: &noPruning, S3: in.S3})
+	sr := snapshotRequest{Operation: "save", Name: nameList(in.Name), Retention: &noPruning, S3: in.S3}
+	if in.Dir != "" {
+		sr.Dir = &in.Dir
+	}
+	if in.Compress {
+		sr.Compress = &in.Compress
+	}
+	body, err := json.Marshal(sr)
 	if err != nil {
 		return SaveResult{}, err
 	}
@@ -168,9 +188,11 @@ func (c *Client) httpClient() (*http.Client, error) {
 		return nil, fmt.Errorf("control plane endpoint %q: %w", c.Endpoint, err)
 	}
 	return &http.Client{Transport: &http.Transport{
-		TLSClientConfig:   &tls.Config{RootCAs: pool, ServerName: host, MinVersion: tls.VersionTLS12},
-		DisableKeepAlives: true,
-		Proxy:             http.ProxyFromEnvironment,
+		DialContext:         (&net.Dialer{Timeout: connectTimeout}).DialContext,
+		TLSHandshakeTimeout: connectTimeout,
+		TLSClientConfig:     &tls.Config{RootCAs: pool, ServerName: host, MinVersion: tls.VersionTLS12},
+		DisableKeepAlives:   true,
+		Proxy:               http.ProxyFromEnvironment,
 	}}, nil
 }
 
