@@ -16,6 +16,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 	"github.com/capk3s/capk3s/internal/k3s/supervisor"
@@ -55,6 +58,9 @@ type Reconciler struct {
 	UnreachableTimeout time.Duration
 	// WatchFilterValue is the manager's --watch-filter.
 	WatchFilterValue string
+
+	// inflight holds the requests sent and not yet read, off the workers.
+	inflight flights
 }
 
 // LiveWorkloadReader reads workload clusters through the ClusterCache's uncached
@@ -73,8 +79,11 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	if r.APIReader == nil {
 		r.APIReader = mgr.GetAPIReader()
 	}
+	// A request's answer wakes its snapshot; ctx ends with the manager.
+	r.inflight.wake, r.inflight.stopped = make(chan event.GenericEvent), ctx.Done()
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&controlplanev1.KThreesEtcdSnapshot{}).
+		WatchesRawSource(source.Channel(r.inflight.wake, &handler.EnqueueRequestForObject{})).
 		WithOptions(options).
 		WithEventFilter(predicates.ResourceHasFilterLabel(mgr.GetScheme(), ctrl.LoggerFrom(ctx), r.WatchFilterValue)).
 		Complete(r)
@@ -84,9 +93,13 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	s := &controlplanev1.KThreesEtcdSnapshot{}
 	if err := r.Client.Get(ctx, req.NamespacedName, s); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.inflight.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if finished(s) || !s.DeletionTimestamp.IsZero() {
+		r.inflight.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	cluster := &clusterv1.Cluster{}
@@ -110,6 +123,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return r.fail(ctx, s, controlplanev1.EtcdSnapshotClusterNotFoundReason, fmt.Sprintf("Cluster %s has no KThreesControlPlane", cluster.Name))
 	}
 	if s.Status.RequestedName != "" {
+		if f := r.inflight.get(s); f != nil {
+			return r.answered(ctx, s, cluster, kcp, f)
+		}
 		return r.resolve(ctx, s, cluster, kcp)
 	}
 	return r.request(ctx, s, cluster, kcp)

@@ -98,13 +98,25 @@ func (f *fixture) snapshot(t *testing.T, spec controlplanev1.KThreesEtcdSnapshot
 	return s
 }
 
-// run passes r until the snapshot is finished or n passes are done.
+// run passes r until the snapshot is finished or n passes are done. A pass that
+// sends the request is followed, once the answer came, by the pass its answer wakes,
+// as in a manager.
 func run(t *testing.T, r *Reconciler, s *controlplanev1.KThreesEtcdSnapshot, n int) *controlplanev1.KThreesEtcdSnapshot {
 	t.Helper()
 	got := &controlplanev1.KThreesEtcdSnapshot{}
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(s)}
 	for range n {
-		_, _ = r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(s)})
+		_, _ = r.Reconcile(context.Background(), req)
 		must(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(s), got))
+		if f := r.inflight.get(got); f != nil {
+			select {
+			case <-f.done:
+			case <-time.After(2 * time.Minute):
+				t.Fatal("the request is still out after 2 minutes")
+			}
+			_, _ = r.Reconcile(context.Background(), req)
+			must(t, env.Client.Get(context.Background(), client.ObjectKeyFromObject(s), got))
+		}
 		if finished(got) {
 			break
 		}

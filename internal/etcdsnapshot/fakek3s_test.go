@@ -25,6 +25,11 @@ import (
 // "server" with the token's passphrase; a save writes the snapshot
 // "<name>-<node>-<unix time>" and records it in an ETCDSnapshotFile (and a second
 // one for the S3 copy when the request carries s3), then answers with the names.
+// The snapshot's folder and compression are the request's dir and compress alone
+// (withRequest copies no etcd-snapshot-dir of the server's). Before any snapshot,
+// k3s builds the request's S3 client from the request's block as sent
+// (pkg/etcd/s3/s3.go GetClient, minio.New): an empty endpoint is refused by minio,
+// and handleSave answers 400 "failed to initialize S3 client: ...".
 type fakeK3s struct {
 	t        *testing.T
 	password string
@@ -96,13 +101,26 @@ func (f *fakeK3s) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		<-f.release
 		return
 	}
+	if s3, ok := req["s3"].(map[string]any); ok {
+		if ep, _ := s3["endpoint"].(string); ep == "" {
+			writeStatus(w, http.StatusBadRequest, "failed to initialize S3 client: Endpoint:  does not follow ip address or domain name standards.")
+			return
+		}
+	}
 	prefix := "etcd-snapshot"
 	if names, _ := req["name"].([]any); len(names) > 0 {
 		prefix, _ = names[0].(string)
 	}
 	name := fmt.Sprintf("%s-%s-%d", prefix, f.node, time.Now().Unix())
+	if compress, _ := req["compress"].(bool); compress {
+		name += ".zip"
+	}
+	dir := "/var/lib/rancher/k3s/server/db/snapshots"
+	if d, ok := req["dir"].(string); ok {
+		dir = d
+	}
 	created := []string{name}
-	f.record(name, f.node, "file:///var/lib/rancher/k3s/server/db/snapshots/"+name, nil)
+	f.record(name, f.node, "file://"+dir+"/"+name, nil)
 	if s3, ok := req["s3"].(map[string]any); ok {
 		if mode == "s3fail" {
 			// k3s records the failed upload and answers with the local copy only.

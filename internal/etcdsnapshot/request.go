@@ -45,6 +45,32 @@ func s3Settings(kcp *controlplanev1.KThreesControlPlane) *bootstrapv1.EtcdSnapsh
 	return etcd.Snapshots.S3
 }
 
+// localSettings are the folder and compression of the control plane's snapshots,
+// which a request must carry for an on-demand snapshot to follow them: k3s takes
+// the folder from the request's dir alone (pkg/etcd/snapshot_handler.go withRequest
+// copies no etcd-snapshot-dir of the server's, so without dir the file lands in the
+// default folder under the data dir); `k3s etcd-snapshot save` on a server sends
+// both from its config.yaml (pkg/cli/etcdsnapshot/etcd_snapshot.go commandSetup;
+// v1.34.9, v1.35.4, v1.36.2). Empty dir: k3s's default folder.
+func localSettings(kcp *controlplanev1.KThreesControlPlane) (dir string, compress bool) {
+	etcd := kcp.Spec.KThreesConfigSpec.ServerConfig.Etcd
+	if etcd == nil || etcd.Snapshots == nil {
+		return "", false
+	}
+	return etcd.Snapshots.Directory, etcd.Snapshots.Compress
+}
+
+// k3s's defaults for the S3 settings a request must carry in full: the CLI's flag
+// defaults, which are also the servers' (pkg/cli/cmds/etcd_snapshot.go,
+// pkg/cli/cmds/server.go; v1.34.9, v1.35.4, v1.36.2). k3s does not default a
+// request's block (withRequest sets EtcdS3 to it as sent), and minio refuses an
+// empty endpoint, which k3s answers 400 "failed to initialize S3 client"
+// (pkg/etcd/s3/s3.go GetClient).
+const (
+	defaultS3Endpoint = "s3.amazonaws.com"
+	defaultS3Region   = "us-east-1"
+)
+
 // defaultS3Timeout is k3s's etcd-s3-timeout default (pkg/cli/cmds/server.go; v1.34.9,
 // v1.35.4, v1.36.2).
 const defaultS3Timeout = 5 * time.Minute
@@ -106,14 +132,21 @@ func newClientFor(ctx context.Context, r client.Reader, cluster *clusterv1.Clust
 	}, nil
 }
 
-// s3Request is the S3 block of the request: the control plane's settings, the
+// s3Request is the S3 block of the request: the control plane's settings with
+// k3s's defaults where they are empty (k3s defaults nothing of a request's), the
 // keys from its credentials Secret (k3s ignores the server's own keys for this
-// request), the endpoint CA where every server has it, and the S3 timeout (k3s
-// does not default a request's: see s3Timeout).
+// request), the endpoint CA where every server has it, and the S3 timeout (see
+// s3Timeout). Every request with S3 is built here.
 func s3Request(ctx context.Context, r client.Reader, namespace string, s3 *bootstrapv1.EtcdSnapshotsS3, timeout time.Duration) (*supervisor.S3, error) {
 	out := &supervisor.S3{
 		Bucket: s3.Bucket, Endpoint: s3.Endpoint, Region: s3.Region, Folder: s3.Folder,
 		Insecure: s3.Insecure, SkipSSLVerify: s3.SkipSSLVerify, Timeout: metav1.Duration{Duration: timeout},
+	}
+	if out.Endpoint == "" {
+		out.Endpoint = defaultS3Endpoint
+	}
+	if out.Region == "" {
+		out.Region = defaultS3Region
 	}
 	if s3.EndpointCASecret != nil {
 		out.EndpointCA = cloudinit.EtcdS3CAPath

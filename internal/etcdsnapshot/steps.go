@@ -24,6 +24,10 @@ func (r *Reconciler) request(ctx context.Context, s *controlplanev1.KThreesEtcdS
 	if reason, msg := refusal(s, kcp); reason != "" {
 		return r.fail(ctx, s, reason, msg)
 	}
+	if f := r.inflight.get(s); f != nil && !f.finished() {
+		// At most one request per snapshot: this one is still out.
+		return r.wait(f), nil
+	}
 	newClient := r.Supervisor
 	if newClient == nil {
 		newClient = newClientFor
@@ -32,8 +36,8 @@ func (r *Reconciler) request(ctx context.Context, s *controlplanev1.KThreesEtcdS
 	if err != nil {
 		return r.notYet(ctx, s, err.Error())
 	}
-	var req supervisor.SaveRequest
-	req.Name = requestedName(s)
+	req := supervisor.SaveRequest{Name: requestedName(s)}
+	req.Dir, req.Compress = localSettings(kcp)
 	if wantsS3(s, kcp) {
 		if req.S3, err = s3Request(ctx, r.APIReader, kcp.Namespace, s3Settings(kcp), s3Timeout(kcp)); err != nil {
 			return r.notYet(ctx, s, err.Error())
@@ -51,7 +55,31 @@ func (r *Reconciler) request(ctx context.Context, s *controlplanev1.KThreesEtcdS
 	}
 
 	ctrl.LoggerFrom(ctx).Info("Requesting an etcd snapshot from k3s", "name", req.Name, "s3", req.S3 != nil)
-	res, err := c.Save(ctx, req)
+	return r.wait(r.inflight.send(ctx, s, c, req)), nil
+}
+
+// wait is a pass of a snapshot whose request is in flight: the answer wakes the
+// snapshot, and the request's deadline is the latest it can come.
+func (r *Reconciler) wait(f *flight) ctrl.Result {
+	return ctrl.Result{RequeueAfter: time.Until(f.deadline) + retryInterval}
+}
+
+// answered reads the answer of the request this process sent, once it came.
+func (r *Reconciler) answered(ctx context.Context, s *controlplanev1.KThreesEtcdSnapshot, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, f *flight) (ctrl.Result, error) {
+	if !f.finished() {
+		return r.wait(f), nil
+	}
+	key := client.ObjectKeyFromObject(s)
+	res, err := r.readAnswer(ctx, s, cluster, kcp, f.res, f.err)
+	if err == nil {
+		// Read: the status says it now, or k3s's records will.
+		r.inflight.forget(key)
+	}
+	return res, err
+}
+
+// readAnswer decides what k3s's answer (or its absence) says of the snapshot.
+func (r *Reconciler) readAnswer(ctx context.Context, s *controlplanev1.KThreesEtcdSnapshot, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, res supervisor.SaveResult, err error) (ctrl.Result, error) {
 	var se *supervisor.StatusError
 	switch {
 	case supervisor.NotSent(err):
@@ -73,7 +101,7 @@ func (r *Reconciler) request(ctx context.Context, s *controlplanev1.KThreesEtcdS
 		// record of the failure has the reason.
 		return r.resolveAnswered(ctx, s, cluster, kcp, false)
 	}
-	before = s.DeepCopy()
+	before := s.DeepCopy()
 	s.Status.Snapshot = &controlplanev1.EtcdSnapshotResult{Name: res.Created[0]}
 	if err := r.patchStatus(ctx, s, before); err != nil {
 		return ctrl.Result{}, err

@@ -91,7 +91,7 @@ func (b *bootData) snapshotSettings() *snapshotPlan {
 		p.name = k3smodel.DefaultSnapshotName
 	}
 	if p.dir == "" {
-		p.dir = "/var/lib/rancher/k3s/server/db/snapshots"
+		p.dir = k3smodel.DefaultSnapshotDir
 	}
 	if p.endpoint == "" {
 		p.endpoint = defaultS3Endpoint
@@ -135,9 +135,10 @@ func (c *workloadCluster) saveSnapshot(ctx context.Context, cl client.Client, no
 	created := []string{name}
 	endpoint := ""
 	if set.S3 != nil {
-		if endpoint = set.S3.Endpoint; endpoint == "" {
-			endpoint = defaultS3Endpoint
-		}
+		// The settings' endpoint as it is: a scheduled save's is the server's flag,
+		// defaulted by k3s's CLI; an on-demand save's is the request's, which k3s
+		// never defaults and refuses empty (k3smodel.S3ClientError).
+		endpoint = set.S3.Endpoint
 		records = append(records, k3smodel.S3SnapshotRecord(node, set.S3.Bucket, set.S3.Folder, name))
 		putS3Snapshot(endpoint, set.S3.Bucket, path.Join(set.S3.Folder, name), data)
 		created = append(created, name)

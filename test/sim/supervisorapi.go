@@ -89,9 +89,10 @@ func readSnapshotRequest(r *http.Request) (k3smodel.SnapshotRequest, error) {
 	return sr, json.Unmarshal(body, &sr)
 }
 
-// saveOnDemand is an on-demand save: the answering server's settings under the
-// request's (k3smodel.SaveSettings), a snapshot as a scheduled one is taken. A save
-// never prunes (the CLI sends retention 0).
+// saveOnDemand is an on-demand save: the answering server's name and compression
+// under the request's, the request's folder and S3 alone (k3smodel.SaveSettings), a
+// snapshot as a scheduled one is taken. A save never prunes (the CLI sends
+// retention 0).
 func (c *workloadCluster) saveOnDemand(ctx context.Context, sr k3smodel.SnapshotRequest, now time.Time) (k3smodel.SnapshotResult, error) {
 	c.mu.Lock()
 	up := c.upMemberNamesLocked()
@@ -107,7 +108,7 @@ func (c *workloadCluster) saveOnDemand(ctx context.Context, sr k3smodel.Snapshot
 	if server == nil {
 		server = (&bootData{}).snapshotSettings()
 	}
-	set := k3smodel.SaveSettings(sr, k3smodel.SnapshotSettings{Name: server.name, Dir: server.dir, Compress: server.compress})
+	set := k3smodel.SaveSettings(sr, k3smodel.SnapshotSettings{Name: server.name, Compress: server.compress})
 	created, err := c.saveSnapshot(ctx, cl, up[0], set, now)
 	return k3smodel.SnapshotResult{Created: created}, err
 }

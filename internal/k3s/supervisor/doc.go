@@ -12,7 +12,20 @@
 //     managed.SnapshotResult {created, deleted} (pkg/cluster/managed/drivers.go).
 //   - The request's s3 block replaces the server's own S3 settings for that request
 //     (ETCD.withRequest copies sr.S3 into the config): a request without s3 uploads
-//     nothing, even on a server configured with etcd-s3.
+//     nothing, even on a server configured with etcd-s3. Nothing of the block is
+//     defaulted: the defaults (endpoint s3.amazonaws.com, region us-east-1, timeout
+//     5m) live in the CLI's flags (pkg/cli/cmds/etcd_snapshot.go), which the CLI
+//     sends. pkg/etcd/s3/s3.go GetClient builds the S3 client from the block as sent,
+//     before any snapshot: minio.New refuses an empty endpoint ("Endpoint:  does not
+//     follow ip address or domain name standards."), a zero timeout expires the
+//     bucket check at once, and handleSave answers 400 "failed to initialize S3
+//     client: ..." with nothing taken.
+//   - The snapshot's folder is the request's dir alone: withRequest copies the
+//     server's name, compression and retention but not its etcd-snapshot-dir, so a
+//     request without dir saves into the default folder, <data-dir>/server/db/snapshots
+//     (pkg/etcd/snapshot.go snapshotDir, which creates only that default folder).
+//     The CLI sends dir and compress from the server's config.yaml
+//     (pkg/cli/etcdsnapshot/etcd_snapshot.go commandSetup).
 //   - pkg/etcd/snapshot.go: the snapshot is named "<name>-<node name>-<unix time>"
 //     (".zip" appended when compressed); the CLI's default name is "on-demand".
 //     A save that fails while writing the file still answers 200 with no created

@@ -75,18 +75,25 @@ type EtcdS3 struct {
 // S3ClientError is why the answering server cannot make the request's S3 client, or
 // nil (pkg/etcd/s3/s3.go GetClient; v1.34.9, v1.35.4, v1.36.2). k3s then answers the
 // save 400 "failed to initialize S3 client: <error>" and takes no snapshot at all
-// (snapshot_handler.go handleSave). Nothing defaults the request's settings: a zero
-// timeout expires the bucket check at once; a bucket must be named; the check runs
-// with the request's credentials only (static keys, else ~/.aws or IAM on the server,
-// which the simulator takes as absent), so without keys a bucket that needs them
-// answers Access Denied — the simulator's buckets all do (an assumption: an S3 that
-// allows anonymous access would not). A config secret is not played.
+// (snapshot_handler.go handleSave). Nothing defaults the request's settings
+// (withRequest sets EtcdS3 to the request's block as sent; the defaults live in the
+// CLI's flags, pkg/cli/cmds/etcd_snapshot.go): a bucket must be named; an empty
+// endpoint is refused by minio.New, which GetClient calls with the request's
+// endpoint (minio-go's getEndpointURL: "Endpoint:  does not follow ip address or
+// domain name standards."); a zero timeout expires the bucket check at once; the
+// check runs with the request's credentials only (static keys, else ~/.aws or IAM
+// on the server, which the simulator takes as absent), so without keys a bucket
+// that needs them answers Access Denied — the simulator's buckets all do (an
+// assumption: an S3 that allows anonymous access would not). A config secret is
+// not played.
 func S3ClientError(s3 *EtcdS3) error {
 	switch {
 	case s3.ConfigSecret != "":
 		return errors.New("the simulator does not play etcd-s3-config-secret")
 	case s3.Bucket == "":
 		return errors.New("s3 bucket name was not set")
+	case s3.Endpoint == "":
+		return errors.New("Endpoint:  does not follow ip address or domain name standards.")
 	case s3.Timeout.Duration <= 0:
 		return fmt.Errorf("failed to test for existence of bucket %s: context deadline exceeded", s3.Bucket)
 	case s3.AccessKey == "" || s3.SecretKey == "":
@@ -105,11 +112,16 @@ type SnapshotResult struct {
 }
 
 // SnapshotSettings are what one save uses, after the request is laid over the
-// answering server's own settings (pkg/etcd/snapshot_handler.go withRequest): the
-// request's name, dir and compress win when given; S3 is the REQUEST's alone — a
-// request without s3 uploads nothing even from a server whose config.yaml has
-// etcd-s3 (withRequest sets EtcdS3 from the request only). The CLI sends the node's
-// own etcd-s3 settings, so on a node the two agree; a remote caller must send them.
+// answering server's own settings (pkg/etcd/snapshot_handler.go withRequest;
+// v1.34.9, v1.35.4, v1.36.2): the request's name and compress win when given, else
+// the server's; the folder is the request's dir ALONE — withRequest copies no
+// etcd-snapshot-dir of the server's, so a request without dir saves into k3s's
+// default folder (pkg/etcd/snapshot.go snapshotDir: <data-dir>/server/db/snapshots)
+// even on a server whose config.yaml names another; S3 is the request's alone too
+// — a request without s3 uploads nothing even from a server whose config.yaml has
+// etcd-s3. The CLI sends dir, compress and the S3 settings from the node's own
+// config.yaml (pkg/cli/etcdsnapshot/etcd_snapshot.go commandSetup), so on a node the
+// two agree; a remote caller must send them.
 type SnapshotSettings struct {
 	Name     string
 	Dir      string
@@ -117,7 +129,12 @@ type SnapshotSettings struct {
 	S3       *EtcdS3
 }
 
-// SaveSettings lays a save request over a server's settings.
+// DefaultSnapshotDir is k3s's snapshot folder under the default data dir
+// (pkg/etcd/snapshot.go snapshotDir; pkg/cli/cmds/server.go etcd-snapshot-dir).
+const DefaultSnapshotDir = "/var/lib/rancher/k3s/server/db/snapshots"
+
+// SaveSettings lays a save request over a server's settings; the server's Dir is
+// not used (see SnapshotSettings).
 func SaveSettings(r SnapshotRequest, server SnapshotSettings) SnapshotSettings {
 	out := server
 	if len(r.Name) > 0 {
@@ -126,7 +143,8 @@ func SaveSettings(r SnapshotRequest, server SnapshotSettings) SnapshotSettings {
 	if out.Name == "" {
 		out.Name = DefaultSnapshotName
 	}
-	if r.Dir != nil {
+	out.Dir = DefaultSnapshotDir
+	if r.Dir != nil && *r.Dir != "" {
 		out.Dir = *r.Dir
 	}
 	if r.Compress != nil {

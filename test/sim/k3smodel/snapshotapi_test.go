@@ -38,7 +38,8 @@ func TestAuthorizeSnapshot(t *testing.T) {
 
 func TestSaveSettings(t *testing.T) {
 	t.Parallel()
-	server := SnapshotSettings{Name: "etcd-snapshot", Dir: "/var/lib/rancher/k3s/server/db/snapshots", Compress: true,
+	// The server's own etcd-snapshot-dir is not what an on-demand save uses.
+	server := SnapshotSettings{Name: "etcd-snapshot", Dir: "/srv/etcd-snapshots", Compress: true,
 		S3: &EtcdS3{Bucket: "server-bucket"}}
 	dir, off := "/snap", false
 	for _, tc := range []struct {
@@ -48,7 +49,7 @@ func TestSaveSettings(t *testing.T) {
 	}{
 		// The server's S3 is not used: only the request's is.
 		{name: "bare save", req: SnapshotRequest{Operation: SnapshotSave},
-			want: SnapshotSettings{Name: "etcd-snapshot", Dir: server.Dir, Compress: true}},
+			want: SnapshotSettings{Name: "etcd-snapshot", Dir: DefaultSnapshotDir, Compress: true}},
 		{name: "CLI save with S3", req: SnapshotRequest{Operation: SnapshotSave, Name: []string{OnDemandSnapshotName}, Dir: &dir, Compress: &off, S3: &EtcdS3{Bucket: "b", Folder: "f"}},
 			want: SnapshotSettings{Name: "on-demand", Dir: "/snap", S3: &EtcdS3{Bucket: "b", Folder: "f"}}},
 	} {
@@ -66,7 +67,7 @@ func TestSaveSettings(t *testing.T) {
 
 func TestS3ClientError(t *testing.T) {
 	t.Parallel()
-	good := EtcdS3{Bucket: "b", AccessKey: "a", SecretKey: "s", Timeout: metav1.Duration{Duration: time.Minute}}
+	good := EtcdS3{Bucket: "b", Endpoint: "s3.amazonaws.com", AccessKey: "a", SecretKey: "s", Timeout: metav1.Duration{Duration: time.Minute}}
 	for _, tc := range []struct {
 		name string
 		edit func(*EtcdS3)
@@ -74,6 +75,7 @@ func TestS3ClientError(t *testing.T) {
 	}{
 		{name: "complete", edit: func(*EtcdS3) {}},
 		{name: "no bucket", edit: func(s *EtcdS3) { s.Bucket = "" }, want: "s3 bucket name was not set"},
+		{name: "no endpoint", edit: func(s *EtcdS3) { s.Endpoint = "" }, want: "Endpoint:  does not follow ip address or domain name standards."},
 		{name: "no timeout", edit: func(s *EtcdS3) { s.Timeout = metav1.Duration{} }, want: "context deadline exceeded"},
 		{name: "no secret key", edit: func(s *EtcdS3) { s.SecretKey = "" }, want: "Access Denied"},
 	} {
