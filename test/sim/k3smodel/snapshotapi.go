@@ -72,6 +72,10 @@ type EtcdS3 struct {
 	Timeout metav1.Duration `json:"timeout,omitzero"`
 }
 
+// emptyEndpointError is minio-go's error for an empty endpoint, word for word as k3s
+// passes it on (capitalized and with its full stop).
+const emptyEndpointError = "Endpoint:  does not follow ip address or domain name standards."
+
 // S3ClientError is why the answering server cannot make the request's S3 client, or
 // nil (pkg/etcd/s3/s3.go GetClient; v1.34.9, v1.35.4, v1.36.2). k3s then answers the
 // save 400 "failed to initialize S3 client: <error>" and takes no snapshot at all
@@ -93,7 +97,7 @@ func S3ClientError(s3 *EtcdS3) error {
 	case s3.Bucket == "":
 		return errors.New("s3 bucket name was not set")
 	case s3.Endpoint == "":
-		return errors.New("Endpoint:  does not follow ip address or domain name standards.")
+		return errors.New(emptyEndpointError) //nolint:staticcheck // k3s's message, word for word
 	case s3.Timeout.Duration <= 0:
 		return fmt.Errorf("failed to test for existence of bucket %s: context deadline exceeded", s3.Bucket)
 	case s3.AccessKey == "" || s3.SecretKey == "":
