@@ -83,7 +83,9 @@ func (b *bootData) snapshotPlan() *snapshotPlan {
 }
 
 // snapshotSettings are the server's snapshot settings, with k3s's defaults
-// (pkg/cli/cmds/server.go): what an on-demand save lays its request over.
+// (pkg/cli/cmds/server.go): what its scheduled saves use, and what an on-demand
+// save lays its request over (the name and compression only:
+// k3smodel.SaveSettings).
 func (b *bootData) snapshotSettings() *snapshotPlan {
 	p := &snapshotPlan{scheduled: b.str("etcd-snapshot-schedule-cron") != "", name: b.str("etcd-snapshot-name"),
 		dir: b.str("etcd-snapshot-dir"), bucket: b.str("etcd-s3-bucket"), folder: b.str("etcd-s3-folder"), endpoint: b.str("etcd-s3-endpoint")}
