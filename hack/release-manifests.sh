@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Writes what a capk3s release publishes into OUT_DIR (default out/): the two
 # providers' components files as clusterctl expects them, the in-place update
-# extension's ExtensionConfig, metadata.yaml and the cluster templates. The manager
+# extension's ExtensionConfig, the optional NetworkPolicies, metadata.yaml and the
+# cluster templates. The manager
 # images are REGISTRY/capk3s-<provider>-controller:TAG.
 # test/release runs this same script, so what the tests install is what ships.
 #
@@ -37,6 +38,8 @@ build bootstrap capk3s-bootstrap-controller bootstrap-components.yaml
 build controlplane capk3s-control-plane-controller control-plane-components.yaml
 # Opt-in, applied by the user once CAPI runs with RuntimeSDK (see the file).
 cp "$ROOT/config/controlplane/inplace/extensionconfig.yaml" "$OUT_DIR/control-plane-inplace-extension.yaml"
+# Opt-in, applied by the user where the network plugin enforces NetworkPolicy (see the file).
+cp "$ROOT/config/networkpolicy/networkpolicy.yaml" "$OUT_DIR/capk3s-networkpolicy.yaml"
 cp "$ROOT/metadata.yaml" "$OUT_DIR/metadata.yaml"
 cp "$ROOT"/templates/*.yaml "$OUT_DIR/"
 echo "release manifests in $OUT_DIR" >&2

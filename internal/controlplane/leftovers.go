@@ -38,29 +38,51 @@ import (
 // pass back when it is old enough. A pass of this process whose server create failed
 // asks for a sweep again, since its own clean-up may have failed too.
 //
+// The age is measured on this process's clock alone: from when this process first
+// listed the candidate, not from its creationTimestamp. That timestamp is the API
+// server's clock; comparing it with the manager's would make a manager whose clock runs
+// more than leftoverGrace ahead of the API server's see a server created a moment ago
+// as old, and delete it between its creates. Two readings of one clock cannot be
+// skewed: a candidate first listed now is judged again leftoverGrace later by the same
+// clock, so a create in flight has had at least leftoverGrace to finish, whatever the
+// clocks say. The cost is that a new process waits leftoverGrace before deleting even
+// a leftover that is days old; leftovers are rare and harm nothing while they wait.
+//
 // The sweep costs one list per control plane per process, not one per pass: leftovers
 // only come from processes that died or creates that failed.
 
 // leftoverGrace is how old an unowned infrastructure machine must be to be a leftover.
 const leftoverGrace = 30 * time.Second
 
-// leftoverSweeps remembers the control planes this process has swept.
+// leftoverSweeps remembers the control planes this process has swept, and when it
+// first listed each candidate of those not yet swept.
 type leftoverSweeps struct {
 	mu    sync.Mutex
 	swept map[types.NamespacedName]struct{}
+	// firstSeen is, per control plane, when this process first listed each candidate
+	// (by UID), on its own clock.
+	firstSeen map[types.NamespacedName]map[types.UID]time.Time
 	// grace is leftoverGrace; tests shorten it.
 	grace time.Duration
+	// now is this process's clock; tests move it.
+	now func() time.Time
 }
 
 func newLeftoverSweeps() *leftoverSweeps {
-	return &leftoverSweeps{swept: map[types.NamespacedName]struct{}{}, grace: leftoverGrace}
+	return &leftoverSweeps{
+		swept:     map[types.NamespacedName]struct{}{},
+		firstSeen: map[types.NamespacedName]map[types.UID]time.Time{},
+		grace:     leftoverGrace,
+		now:       time.Now,
+	}
 }
 
-// due says whether the control plane is to be swept; a nil leftoverSweeps (a
-// Reconciler built without SetupWithManager) sweeps every time it is asked.
+// due says whether the control plane is to be swept. A nil leftoverSweeps (a
+// Reconciler built without SetupWithManager) never sweeps: with no memory it could
+// not age a candidate on its own clock.
 func (s *leftoverSweeps) due(key types.NamespacedName) bool {
 	if s == nil {
-		return true
+		return false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -69,12 +91,10 @@ func (s *leftoverSweeps) due(key types.NamespacedName) bool {
 }
 
 func (s *leftoverSweeps) done(key types.NamespacedName) {
-	if s == nil {
-		return
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.swept[key] = struct{}{}
+	delete(s.firstSeen, key)
 }
 
 // again asks for another sweep (a server create of this process failed), and forget
@@ -87,13 +107,27 @@ func (s *leftoverSweeps) forget(key types.NamespacedName) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.swept, key)
+	delete(s.firstSeen, key)
 }
 
-func (s *leftoverSweeps) graceOrDefault() time.Duration {
-	if s == nil {
-		return leftoverGrace
+// ages returns, for each candidate UID, how long ago this process first listed it
+// (0 for one listed now), and forgets candidates no longer listed.
+func (s *leftoverSweeps) ages(key types.NamespacedName, candidates []types.UID) map[types.UID]time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	before := s.firstSeen[key]
+	seen := make(map[types.UID]time.Time, len(candidates))
+	ages := make(map[types.UID]time.Duration, len(candidates))
+	for _, uid := range candidates {
+		first, ok := before[uid]
+		if !ok {
+			first = now
+		}
+		seen[uid], ages[uid] = first, now.Sub(first)
 	}
-	return s.grace
+	s.firstSeen[key] = seen
+	return ages
 }
 
 // sweepLeftovers deletes the control plane's leftover server objects when a sweep is
@@ -105,10 +139,10 @@ func (r *Reconciler) sweepLeftovers(ctx context.Context, cluster *clusterv1.Clus
 	if !r.leftovers.due(key) {
 		return 0
 	}
-	wait, err := r.sweep(ctx, cluster, kcp, machines, time.Now())
+	wait, err := r.sweep(ctx, cluster, kcp, machines)
 	if err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Looking for server objects left by an interrupted server create; trying again later")
-		return r.leftovers.graceOrDefault()
+		return r.leftovers.grace
 	}
 	if wait == 0 {
 		r.leftovers.done(key)
@@ -116,7 +150,7 @@ func (r *Reconciler) sweepLeftovers(ctx context.Context, cluster *clusterv1.Clus
 	return wait
 }
 
-func (r *Reconciler) sweep(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, machines collections.Machines, now time.Time) (time.Duration, error) {
+func (r *Reconciler) sweep(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, machines collections.Machines) (time.Duration, error) {
 	gvk, err := r.infraMachineKind(kcp)
 	if err != nil {
 		return 0, err
@@ -132,14 +166,18 @@ func (r *Reconciler) sweep(ctx context.Context, cluster *clusterv1.Cluster, kcp 
 	for _, m := range machines {
 		named[m.Name], named[m.Spec.InfrastructureRef.Name] = true, true
 	}
+	var candidates []*metav1.PartialObjectMetadata
+	var uids []types.UID
+	for i := range list.Items {
+		if infra := &list.Items[i]; leftoverCandidate(infra, kcp, named) {
+			candidates, uids = append(candidates, infra), append(uids, infra.UID)
+		}
+	}
+	ages := r.leftovers.ages(client.ObjectKeyFromObject(kcp), uids)
 	var wait time.Duration
 	var errs []error
-	for i := range list.Items {
-		infra := &list.Items[i]
-		if !leftoverCandidate(infra, kcp, named) {
-			continue
-		}
-		if left := r.leftovers.graceOrDefault() - now.Sub(infra.CreationTimestamp.Time); left > 0 {
+	for _, infra := range candidates {
+		if left := r.leftovers.grace - ages[infra.UID]; left > 0 {
 			if wait == 0 || left < wait {
 				wait = left
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -193,6 +194,46 @@ func TestSweepLeavesWhatIsNotALeftover(t *testing.T) {
 	}
 	if !exists(t, kthreesConfig(ns, "c1-cp-adopted")) {
 		t.Error("the KThreesConfig of an adopted server was deleted")
+	}
+}
+
+// The age of a candidate is read on the manager's clock alone. A manager whose clock runs
+// an hour ahead of the API server's sees a server created a moment ago as an hour old
+// by its creationTimestamp; it must still give that server leftoverGrace of its own
+// time to get its Machine. One whose clock runs an hour behind must not wait an hour.
+func TestSweepAgesLeftoversOnTheManagersClock(t *testing.T) {
+	for _, skew := range []time.Duration{time.Hour, -time.Hour} {
+		t.Run(skew.String(), func(t *testing.T) {
+			ctx := context.Background()
+			ns, cluster, kcp, r := sweepFixture(t)
+			clock := time.Now().Add(skew)
+			r.leftovers.now = func() time.Time { return clock }
+			interruptedScaleUp(t, r, cluster, kcp, "c1-cp-mid-create", true)
+
+			wait := r.sweepLeftovers(ctx, cluster, kcp, collections.New())
+			if !exists(t, infraMachine(ns, "c1-cp-mid-create")) || !exists(t, kthreesConfig(ns, "c1-cp-mid-create")) {
+				t.Fatalf("a server created just now was deleted by a manager whose clock is %s off the API server's", skew)
+			}
+			if wait <= 0 || wait > leftoverGrace {
+				t.Errorf("sweep of a young candidate asks to come back after %s, want within (0, %s]", wait, leftoverGrace)
+			}
+
+			clock = clock.Add(leftoverGrace - time.Second)
+			if wait := r.sweepLeftovers(ctx, cluster, kcp, collections.New()); wait != time.Second {
+				t.Errorf("a second before its grace ends, the sweep asks to come back after %s, want 1s", wait)
+			}
+			if !exists(t, infraMachine(ns, "c1-cp-mid-create")) {
+				t.Fatal("a candidate was deleted before this process had seen it for leftoverGrace")
+			}
+
+			clock = clock.Add(time.Second)
+			if wait := r.sweepLeftovers(ctx, cluster, kcp, collections.New()); wait != 0 {
+				t.Errorf("sweep asks to come back after %s with nothing young left", wait)
+			}
+			if exists(t, infraMachine(ns, "c1-cp-mid-create")) || exists(t, kthreesConfig(ns, "c1-cp-mid-create")) {
+				t.Error("a leftover this process has seen for leftoverGrace is still there")
+			}
+		})
 	}
 }
 

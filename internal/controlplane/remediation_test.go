@@ -24,19 +24,37 @@ import (
 
 // reconcileRemediation against the apiserver: an unhealthy server of three is deleted
 // and the remediation recorded on the control plane; with two unhealthy servers of
-// three nothing is touched.
+// three nothing is touched, nor with one unhealthy and one whose k3s is being
+// restarted (its Node still Ready, its etcd member down meanwhile).
 func TestReconcileRemediationDeletesAnUnhealthyServer(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name      string
 		unhealthy []string
+		// restarting marks s3 as a server whose k3s is being restarted.
+		restarting map[string]string
+		refused    bool
 	}{
 		{name: "remediated", unhealthy: []string{"s2"}},
-		{name: "refused", unhealthy: []string{"s2", "s3"}},
+		{name: "refused", unhealthy: []string{"s2", "s3"}, refused: true},
+		{name: "refused while another server is updated in place", unhealthy: []string{"s2"},
+			restarting: map[string]string{clusterv1.UpdateInProgressAnnotation: ""}, refused: true},
+		{name: "refused while another server restarts to renew its certificates", unhealthy: []string{"s2"},
+			restarting: map[string]string{controlplanev1.CertificatesRenewingAnnotation: time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339)}, refused: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ns := env.NewNamespace(t)
 			cluster, kcp, nodes := threeServerControlPlane(t, ns)
+			if tc.restarting != nil {
+				s3 := &clusterv1.Machine{}
+				if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "s3"}, s3); err != nil {
+					t.Fatal(err)
+				}
+				s3.Annotations = tc.restarting
+				if err := env.Client.Update(ctx, s3); err != nil {
+					t.Fatal(err)
+				}
+			}
 			for _, name := range tc.unhealthy {
 				m := &clusterv1.Machine{}
 				if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, m); err != nil {
@@ -85,7 +103,7 @@ func TestReconcileRemediationDeletesAnUnhealthyServer(t *testing.T) {
 			s2Err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "s2"}, s2)
 			s2Deleted := apierrors.IsNotFound(s2Err) || (s2Err == nil && !s2.DeletionTimestamp.IsZero())
 
-			if tc.name == "refused" {
+			if tc.refused {
 				if done || s2Deleted || s2Err != nil {
 					t.Errorf("refused remediation: done = %v, s2 deleted = %v (%v)", done, s2Deleted, s2Err)
 				}
@@ -93,7 +111,10 @@ func TestReconcileRemediationDeletesAnUnhealthyServer(t *testing.T) {
 					t.Errorf("refused remediation recorded one: annotations %v, lastRemediation %+v", got.Annotations, got.Status.LastRemediation)
 				}
 				if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != serverplan.RemediationWouldLoseQuorumReason {
-					t.Errorf("Remediating = %+v, want False/%s", cond, serverplan.RemediationWouldLoseQuorumReason)
+					t.Fatalf("Remediating = %+v, want False/%s", cond, serverplan.RemediationWouldLoseQuorumReason)
+				}
+				if tc.restarting != nil && !strings.Contains(cond.Message, "s3") {
+					t.Errorf("Remediating message %q does not name the restarting server s3", cond.Message)
 				}
 				return
 			}

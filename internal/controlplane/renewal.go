@@ -57,6 +57,8 @@ type renewalView struct {
 	workerNodes workload.Nodes
 	// blocked says why the next server's restart waits.
 	blocked string
+	// version is the control plane's k3s, for a restart Plan of a Machine without one.
+	version string
 }
 
 // replaceReason is why the rollout replaces server m for its certificates, or "".
@@ -70,7 +72,7 @@ func (v renewalView) replaceReason(m *clusterv1.Machine) string {
 // observeRenewal fills seen.renewal. The workload cluster is asked for SUC only when a
 // Machine is due or a restart is under way, and only when in-place updates are allowed.
 func (r *Reconciler) observeRenewal(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, seen *observed) error {
-	v := renewalView{days: kcp.Spec.Rollout.Before.CertificatesExpiryDays, now: time.Now(), decided: true}
+	v := renewalView{days: kcp.Spec.Rollout.Before.CertificatesExpiryDays, now: time.Now(), decided: true, version: kcp.Spec.Version}
 	// The agents are read only when renewal is asked for: a fleet's Machines are
 	// mostly agents, and each pass would copy them all out of the cache.
 	workers := collections.Machines{}
@@ -206,6 +208,9 @@ func (r *Reconciler) followRenewal(ctx context.Context, wc client.Client, seen *
 			return true, fmt.Errorf("deleting Plan %s: %w", key, err)
 		}
 	}
+	if err := releaseRestartTarget(ctx, wc, node); err != nil {
+		return true, err
+	}
 	return false, r.endRenewal(ctx, m, expiry, true)
 }
 
@@ -222,11 +227,10 @@ func (r *Reconciler) createRestartPlan(ctx context.Context, wc client.Client, v 
 	if got, ok := renewalplan.RenewingExpiry(live); !ok || !got.Equal(expiry) {
 		return nil
 	}
-	version := node.Status.NodeInfo.KubeletVersion
-	if version == "" {
-		version = m.Spec.Version
+	plan, err := r.restartPlanFor(ctx, wc, v, m, node, expiry)
+	if err != nil {
+		return err
 	}
-	plan := inplace.RestartPlan(m, node, version, expiry, r.renewalPlanOptions(v.sucNamespace))
 	if err := wc.Create(ctx, plan); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating Plan %s/%s: %w", plan.GetNamespace(), plan.GetName(), err)
 	}

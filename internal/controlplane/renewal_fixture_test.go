@@ -74,8 +74,25 @@ func newRenewalFixture(t *testing.T, servers int32, rc *testRuntimeClient) *rene
 				NodeInfo:   corev1.NodeSystemInfo{KubeletVersion: "v1.31.4+k3s1"},
 			},
 		}
+		// On the API server too: a restart labels its Node there (renewal_target.go).
+		createNode(t, f.nodes[name].DeepCopy())
 	}
 	return f
+}
+
+// createNode creates a Node in the test apiserver, with its status, removed after the test.
+func createNode(t *testing.T, node *corev1.Node) {
+	t.Helper()
+	ctx := context.Background()
+	status := node.Status
+	if err := env.Client.Create(ctx, node); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Client.Delete(context.Background(), node) })
+	node.Status = status
+	if err := env.Client.Status().Update(ctx, node); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // renewalPass runs one pass over the servers as the reconciler does: the Nodes, the

@@ -54,11 +54,11 @@ type PlanOptions struct {
 	Image string
 }
 
-// desiredPlan upgrades one Node to version: only that Node is selected, one at a
-// time; a server is cordoned (its workloads stay, as for a k3s restart), an agent is
+// desiredPlan upgrades one Node to version: only that Node is selected (the one
+// labelled UpgradeTargetLabel=<the Plan's name>, plantarget.go), one at a time; a server is cordoned (its workloads stay, as for a k3s restart), an agent is
 // drained first. The Job tolerates every taint: the selector alone picks the Node.
-func desiredPlan(machine *clusterv1.Machine, node *corev1.Node, version string, o PlanOptions) *unstructured.Unstructured {
-	spec := nodePlanSpec(node, version, o)
+func desiredPlan(machine *clusterv1.Machine, version string, o PlanOptions) *unstructured.Unstructured {
+	spec := nodePlanSpec(UpgradeTargetLabel, PlanName(machine), version, o)
 	spec["upgrade"] = map[string]any{"image": o.Image}
 	if isServer(machine) {
 		spec["cordon"] = true
@@ -74,20 +74,15 @@ func desiredPlan(machine *clusterv1.Machine, node *corev1.Node, version string, 
 	return p
 }
 
-// nodePlanSpec is what every capk3s Plan shares: one Node, picked by its host name,
-// one at a time, run by the SUC service account with every taint tolerated (the
-// selector alone picks the Node), at version (SUC tags the upgrade image with it).
-func nodePlanSpec(node *corev1.Node, version string, o PlanOptions) map[string]any {
-	hostname := node.Labels[corev1.LabelHostname]
-	if hostname == "" {
-		hostname = node.Name
-	}
+// nodePlanSpec is what every capk3s Plan shares: one Node, the one capk3s labelled
+// key=plan (plantarget.go), one at a time, run by the SUC service account with every
+// taint tolerated (the selector alone picks the Node), at version (SUC tags the
+// upgrade image with it).
+func nodePlanSpec(key, plan, version string, o PlanOptions) map[string]any {
 	return map[string]any{
-		"concurrency": int64(1),
-		"version":     version,
-		"nodeSelector": map[string]any{"matchExpressions": []any{map[string]any{
-			"key": corev1.LabelHostname, "operator": "In", "values": []any{hostname},
-		}}},
+		"concurrency":        int64(1),
+		"version":            version,
+		"nodeSelector":       targetSelector(key, plan),
 		"serviceAccountName": o.ServiceAccount,
 		"tolerations":        []any{map[string]any{"operator": "Exists"}},
 	}

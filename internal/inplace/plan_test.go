@@ -6,6 +6,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8slabels "k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
@@ -21,7 +23,7 @@ func TestDesiredPlan(t *testing.T) {
 	agent := machineNamed("md-0")
 	o := PlanOptions{Namespace: "system-upgrade", ServiceAccount: "sa", Image: "img"}
 
-	p := desiredPlan(srv, node, "v1.32.1+k3s1", o)
+	p := desiredPlan(srv, "v1.32.1+k3s1", o)
 	if p.GetNamespace() != "system-upgrade" || p.GetName() != "capk3s-cp-0" || p.GetAnnotations()[MachineAnnotation] != "ns/cp-0" {
 		t.Errorf("Plan %s/%s annotations %v", p.GetNamespace(), p.GetName(), p.GetAnnotations())
 	}
@@ -30,17 +32,43 @@ func TestDesiredPlan(t *testing.T) {
 			t.Errorf("server Plan spec.%s = %v, want %v", path, got, want)
 		}
 	}
-	exprs, _, _ := unstructured.NestedSlice(p.Object, "spec", "nodeSelector", "matchExpressions")
-	if len(exprs) != 1 || exprs[0].(map[string]any)["values"].([]any)[0] != "host-1" {
-		t.Errorf("node selector = %v, want kubernetes.io/hostname In [host-1]", exprs)
+	// Only the Node capk3s labelled is selected; its host name, which its kubelet
+	// may set, selects nothing.
+	if !selects(t, p, map[string]string{corev1.LabelHostname: "host-1", UpgradeTargetLabel: "capk3s-cp-0"}) {
+		t.Errorf("the Plan does not select the Node labelled %s=capk3s-cp-0: %v", UpgradeTargetLabel, p.Object["spec"])
+	}
+	for _, labels := range []map[string]string{
+		node.Labels,
+		{corev1.LabelHostname: "host-1", UpgradeTargetLabel: "capk3s-cp-1"},
+		{corev1.LabelHostname: "host-1", RestartTargetLabel: "capk3s-cp-0"},
+	} {
+		if selects(t, p, labels) {
+			t.Errorf("the Plan selects a Node labelled %v", labels)
+		}
 	}
 	if _, ok := p.Object["spec"].(map[string]any)["drain"]; ok {
 		t.Errorf("a server's Plan drains it")
 	}
-	a := desiredPlan(agent, node, "v1.32.1+k3s1", o)
+	a := desiredPlan(agent, "v1.32.1+k3s1", o)
 	if force, _, _ := unstructured.NestedBool(a.Object, "spec", "drain", "force"); !force {
 		t.Errorf("an agent's Plan does not drain it: %v", a.Object["spec"])
 	}
+}
+
+// selects says whether the Plan's nodeSelector selects a Node with these labels, as
+// SUC reads it (metav1.LabelSelectorAsSelector over spec.nodeSelector).
+func selects(t *testing.T, p *unstructured.Unstructured, labels map[string]string) bool {
+	t.Helper()
+	raw, _, _ := unstructured.NestedMap(p.Object, "spec", "nodeSelector")
+	ls := &metav1.LabelSelector{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, ls); err != nil {
+		t.Fatal(err)
+	}
+	sel, err := metav1.LabelSelectorAsSelector(ls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sel.Matches(k8slabels.Set(labels))
 }
 
 func TestPlanFailure(t *testing.T) {

@@ -74,13 +74,14 @@ func K3sUnit(machine *clusterv1.Machine) string {
 }
 
 // RestartPlan restarts k3s on the Machine's Node once, to renew the certificates that
-// expire at expiry. version is the k3s the Node runs: SUC tags the image with it (an
-// upgrade image exists for every k3s release) and the container never replaces the
-// binary. Only that Node is selected; nothing is cordoned or drained, since a k3s
-// restart leaves the workloads running (the unit's KillMode keeps containerd's
-// shims). The Job tolerates every taint.
-func RestartPlan(machine *clusterv1.Machine, node *corev1.Node, version string, expiry time.Time, o PlanOptions) *unstructured.Unstructured {
-	spec := nodePlanSpec(node, version, o)
+// expire at expiry. version is the Machine's k3s (RestartVersion): SUC tags the image
+// with it (an upgrade image exists for every k3s release) and the container never
+// replaces the binary. Only the Node labelled RestartTargetLabel=<the Plan's name> is
+// selected (plantarget.go); nothing is cordoned or drained, since a k3s restart leaves
+// the workloads running (the unit's KillMode keeps containerd's shims). The Job
+// tolerates every taint.
+func RestartPlan(machine *clusterv1.Machine, version string, expiry time.Time, o PlanOptions) *unstructured.Unstructured {
+	spec := nodePlanSpec(RestartTargetLabel, RenewalPlanName(machine, expiry), version, o)
 	spec["upgrade"] = map[string]any{
 		"image":   o.Image,
 		"command": []any{"chroot", "/host", "systemctl", "restart", K3sUnit(machine)},
@@ -95,6 +96,17 @@ func RestartPlan(machine *clusterv1.Machine, node *corev1.Node, version string, 
 		RenewalExpiryAnnotation: expiry.UTC().Format(time.RFC3339),
 	})
 	return p
+}
+
+// RestartVersion is the k3s version a restart Plan names, which picks the upgrade
+// image SUC runs: the Machine's spec.version, or fallback (the control plane's) for
+// a Machine without one. Never the Node's reported kubelet version: the node writes
+// that itself, and would choose the image.
+func RestartVersion(machine *clusterv1.Machine, fallback string) string {
+	if machine.Spec.Version != "" {
+		return machine.Spec.Version
+	}
+	return fallback
 }
 
 // NewPlan is an empty Plan object, to read one into.

@@ -25,7 +25,7 @@ func TestRestartPlan(t *testing.T) {
 		m    *clusterv1.Machine
 		unit string
 	}{{srv, "k3s"}, {agent, "k3s-agent"}} {
-		p := RestartPlan(tc.m, node, "v1.36.3+k3s1", expiry, o)
+		p := RestartPlan(tc.m, "v1.36.3+k3s1", expiry, o)
 		if p.GetNamespace() != "system-upgrade" || !strings.HasPrefix(p.GetName(), "capk3s-renew-"+tc.m.Name+"-") {
 			t.Errorf("Plan %s/%s", p.GetNamespace(), p.GetName())
 		}
@@ -57,10 +57,27 @@ func TestRestartPlan(t *testing.T) {
 		if _, ok := spec["drain"]; ok {
 			t.Errorf("a restart Plan drains")
 		}
-		exprs, _, _ := unstructured.NestedSlice(p.Object, "spec", "nodeSelector", "matchExpressions")
-		if len(exprs) != 1 || exprs[0].(map[string]any)["values"].([]any)[0] != "host-1" {
-			t.Errorf("node selector = %v, want kubernetes.io/hostname In [host-1]", exprs)
+		if !selects(t, p, map[string]string{corev1.LabelHostname: "host-1", RestartTargetLabel: p.GetName()}) {
+			t.Errorf("the Plan does not select the Node labelled %s=%s: %v", RestartTargetLabel, p.GetName(), spec)
 		}
+		if selects(t, p, node.Labels) {
+			t.Errorf("the Plan selects a Node by its host name alone, which its kubelet may set")
+		}
+	}
+}
+
+// The restart Plan's version picks the image SUC runs privileged on the Node: it is
+// the Machine's, never what the Node reports of itself.
+func TestRestartVersion(t *testing.T) {
+	t.Parallel()
+	m := machineNamed("md-0")
+	m.Spec.Version = "v1.36.3+k3s1"
+	if got := RestartVersion(m, "v1.35.4+k3s1"); got != "v1.36.3+k3s1" {
+		t.Errorf("RestartVersion = %q, want the Machine's v1.36.3+k3s1", got)
+	}
+	m.Spec.Version = ""
+	if got := RestartVersion(m, "v1.35.4+k3s1"); got != "v1.35.4+k3s1" {
+		t.Errorf("RestartVersion of a Machine without a version = %q, want the control plane's v1.35.4+k3s1", got)
 	}
 }
 
@@ -91,7 +108,7 @@ func TestRenewalPlanName(t *testing.T) {
 
 func TestRestartDone(t *testing.T) {
 	t.Parallel()
-	p := RestartPlan(machineNamed("md-0"), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, "v1.36.3+k3s1", time.Now(), PlanOptions{})
+	p := RestartPlan(machineNamed("md-0"), "v1.36.3+k3s1", time.Now(), PlanOptions{})
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{}}}
 	if RestartDone(p, node) {
 		t.Errorf("done before SUC resolved the Plan")

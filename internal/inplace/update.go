@@ -7,6 +7,7 @@ import (
 
 	"github.com/blang/semver/v4"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -96,7 +97,7 @@ func (e *Extension) updateMachine(ctx context.Context, req *runtimehooksv1.Updat
 				return "", fmt.Errorf("deleting Plan %s: %w", plan.GetName(), err)
 			}
 		}
-		return "", nil
+		return "", ReleaseNode(ctx, wc, node, UpgradeTargetLabel)
 	}
 	if plan != nil {
 		if f := planFailure(plan); f != "" {
@@ -122,7 +123,12 @@ func (e *Extension) updateMachine(ctx context.Context, req *runtimehooksv1.Updat
 		}
 		namespace = suc.namespace
 	}
-	if err := e.ensurePlan(ctx, wc, plan, desiredPlan(stored, node, target.version, e.planOptions(namespace))); err != nil {
+	// The Node is labelled before the Plan exists, so that the Plan never selects
+	// nothing, nor anything else.
+	if err := TargetNode(ctx, wc, node, UpgradeTargetLabel, PlanName(stored)); err != nil {
+		return "", err
+	}
+	if err := e.ensurePlan(ctx, wc, plan, desiredPlan(stored, target.version, e.planOptions(namespace))); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("system-upgrade-controller is upgrading Node %s to %s (running %s)",
@@ -148,8 +154,9 @@ func (e *Extension) existingPlan(ctx context.Context, wc client.Client, m *clust
 	return nil, nil
 }
 
-// ensurePlan creates the Plan, or brings an existing one's spec to the desired one
-// (the desired version changed while it ran).
+// ensurePlan creates the Plan, or brings an existing one's version and node selector
+// to the desired ones (the desired version changed while it ran; a Plan an earlier
+// capk3s made selects by host name).
 func (e *Extension) ensurePlan(ctx context.Context, wc client.Client, existing, want *unstructured.Unstructured) error {
 	if existing == nil {
 		if err := wc.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -159,10 +166,15 @@ func (e *Extension) ensurePlan(ctx context.Context, wc client.Client, existing, 
 	}
 	v, _, _ := unstructured.NestedString(existing.Object, "spec", "version")
 	wantV, _, _ := unstructured.NestedString(want.Object, "spec", "version")
-	if v == wantV {
+	selector, _, _ := unstructured.NestedFieldCopy(existing.Object, "spec", "nodeSelector")
+	wantSelector, _, _ := unstructured.NestedFieldCopy(want.Object, "spec", "nodeSelector")
+	if v == wantV && equality.Semantic.DeepEqual(selector, wantSelector) {
 		return nil
 	}
 	if err := unstructured.SetNestedField(existing.Object, wantV, "spec", "version"); err != nil {
+		return err
+	}
+	if err := unstructured.SetNestedField(existing.Object, wantSelector, "spec", "nodeSelector"); err != nil {
 		return err
 	}
 	if err := wc.Update(ctx, existing); err != nil {

@@ -39,6 +39,9 @@ type Server struct {
 	// MemberRemoved: k3s has removed its node's etcd member (newer k3s: removed-node-name
 	// alone, the remove annotation consumed), though the node is still Ready.
 	MemberRemoved bool
+	// Annotations are more annotations of its Machine (an in-place update's or a
+	// certificate renewal's marks, say).
+	Annotations map[string]string
 }
 
 // Machine is the server's Machine at RemediationNow.
@@ -59,6 +62,12 @@ func (s Server) Machine() *clusterv1.Machine {
 	}
 	if s.RemediationFor != "" {
 		m.Annotations = map[string]string{RemediationForAnnotation: s.RemediationFor}
+	}
+	for k, v := range s.Annotations {
+		if m.Annotations == nil {
+			m.Annotations = map[string]string{}
+		}
+		m.Annotations[k] = v
 	}
 	return m
 }

@@ -265,6 +265,21 @@ func TestUpdateMachineThroughSUC(t *testing.T) {
 		}
 	})
 	t.Run("a server is upgraded in place", func(t *testing.T) {
+		// Another node's kubelet takes the server's host name, which a kubelet may
+		// set on its own Node: the server's Plan must not run there.
+		serverNode := &corev1.Node{}
+		if err := wc.Get(ctx, client.ObjectKey{Name: server.Status.NodeRef.Name}, serverNode); err != nil {
+			t.Fatal(err)
+		}
+		impostor := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "impostor",
+			Labels: map[string]string{corev1.LabelHostname: serverNode.Labels[corev1.LabelHostname]}}}
+		if err := wc.Create(ctx, impostor); err != nil {
+			t.Fatal(err)
+		}
+		impostor.Status.NodeInfo.KubeletVersion = oldVersion
+		if err := wc.Status().Update(ctx, impostor); err != nil {
+			t.Fatal(err)
+		}
 		upgrade(t, ext, wc, server, newVersion, func(plan *unstructured.Unstructured) {
 			if cordon, _, _ := unstructured.NestedBool(plan.Object, "spec", "cordon"); !cordon {
 				t.Errorf("the server's Plan does not cordon: %v", plan.Object["spec"])
@@ -272,6 +287,22 @@ func TestUpdateMachineThroughSUC(t *testing.T) {
 		})
 		if after := simulator.EtcdMembers(key); !slices.Equal(after, membersBefore) {
 			t.Errorf("etcd members %v after the upgrade, want %v", after, membersBefore)
+		}
+		if err := wc.Get(ctx, client.ObjectKeyFromObject(impostor), impostor); err != nil {
+			t.Fatal(err)
+		}
+		if impostor.Spec.Unschedulable || impostor.Status.NodeInfo.KubeletVersion != oldVersion || len(impostor.Annotations) > 0 || len(impostor.Labels) > 1 {
+			t.Errorf("the server's Plan ran on Node %s, which took the server's host name: unschedulable %v, version %s, labels %v, annotations %v",
+				impostor.Name, impostor.Spec.Unschedulable, impostor.Status.NodeInfo.KubeletVersion, impostor.Labels, impostor.Annotations)
+		}
+		if err := wc.Get(ctx, client.ObjectKeyFromObject(serverNode), serverNode); err != nil {
+			t.Fatal(err)
+		}
+		if v, ok := serverNode.Labels[inplace.UpgradeTargetLabel]; ok {
+			t.Errorf("Node %s keeps %s=%s after its upgrade", serverNode.Name, inplace.UpgradeTargetLabel, v)
+		}
+		if err := wc.Delete(ctx, impostor); err != nil {
+			t.Fatal(err)
 		}
 	})
 	t.Run("a downgrade is refused even when the Machine is marked for it", func(t *testing.T) {

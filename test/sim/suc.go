@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -292,6 +293,10 @@ func (s *sucStandIn) setStatus(ctx context.Context, plan *unstructured.Unstructu
 	return nil
 }
 
+// planSelector is the Nodes a Plan applies to, as SUC selects them: its nodeSelector,
+// and a host name label present (rancher/system-upgrade-controller,
+// pkg/upgrade/plan/plan.go, NodeSelector). A Plan selecting by a label no Node has
+// runs nowhere.
 func planSelector(spec map[string]any) (labels.Selector, error) {
 	raw, err := json.Marshal(spec["nodeSelector"])
 	if err != nil {
@@ -301,7 +306,15 @@ func planSelector(spec map[string]any) (labels.Selector, error) {
 	if err := json.Unmarshal(raw, ls); err != nil {
 		return nil, fmt.Errorf("spec.nodeSelector: %w", err)
 	}
-	return metav1.LabelSelectorAsSelector(ls)
+	sel, err := metav1.LabelSelectorAsSelector(ls)
+	if err != nil {
+		return nil, err
+	}
+	hostname, err := labels.NewRequirement(corev1.LabelHostname, selection.Exists, nil)
+	if err != nil {
+		return nil, err
+	}
+	return sel.Add(*hostname), nil
 }
 
 // specHash stands for SUC's hash of a Plan's spec: it changes when the spec does.

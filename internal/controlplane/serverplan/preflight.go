@@ -61,7 +61,9 @@ func ReplacementPreflight(machines collections.Machines, nodes workload.Nodes, e
 		switch {
 		case IsHealthyServer(m, nodes):
 			healthy++
-		case !collections.IsUnhealthy(m):
+		case collections.IsUnhealthy(m), nodes.Ready(m.Name) && Restarting(m) != "":
+			// Counted out of the quorum below, not waited for: a restart ends on its own.
+		default:
 			settling = append(settling, m.Name)
 		}
 	}

@@ -26,7 +26,8 @@ import (
 //     server that is not marked unhealthy has no Ready node (it is still provisioning,
 //     or its state is not settled), nor while the workload cluster's nodes cannot be
 //     seen;
-//   - none that would lose etcd quorum (see QuorumAfterRemoval); this also refuses to
+//   - none that would lose etcd quorum (see QuorumAfterRemoval), where a server whose
+//     k3s is being restarted is no healthy member (see Restarting); this also refuses to
 //     delete the only server of an initialized cluster, whose etcd data would be lost
 //     with it and whose replacement would have nothing to join. Before initialization
 //     the first server may be remediated: there is no data to lose, and a server that
@@ -156,8 +157,8 @@ func DecideRemediation(kcp *controlplanev1.KThreesControlPlane, machines collect
 		// quorum to protect.
 		if members, healthy, quorum, ok := QuorumAfterRemoval(machines, nodes, victim); !ok && !ExternalDatastore(kcp) {
 			return refuse(RemediationWouldLoseQuorumReason,
-				"deleting it would lose etcd quorum: %d servers would remain, %d of them healthy, and quorum needs %d",
-				members, healthy, quorum)
+				"deleting it would lose etcd quorum: %d servers would remain, %d of them healthy, and quorum needs %d%s",
+				members, healthy, quorum, restartingNote(machines, victim))
 		}
 	}
 

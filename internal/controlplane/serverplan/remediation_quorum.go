@@ -32,11 +32,12 @@ func QuorumAfterRemoval(machines collections.Machines, nodes workload.Nodes, vic
 }
 
 // IsHealthyServer says a server counts toward etcd quorum: not going away, not
-// marked unhealthy, its Node Ready, and its etcd member not removed. A server whose member k3s has removed stays Ready (k3s keeps
-// running) but votes in no quorum, whichever way k3s's member controller recorded the
-// removal (k3s.EtcdMemberRemoved).
+// marked unhealthy, its Node Ready, its k3s not being restarted (Restarting), and its
+// etcd member not removed. A server whose member k3s has removed stays Ready (k3s
+// keeps running) but votes in no quorum, whichever way k3s's member controller
+// recorded the removal (k3s.EtcdMemberRemoved).
 func IsHealthyServer(m *clusterv1.Machine, nodes workload.Nodes) bool {
-	if !m.DeletionTimestamp.IsZero() || collections.IsUnhealthy(m) || !nodes.Ready(m.Name) {
+	if !m.DeletionTimestamp.IsZero() || collections.IsUnhealthy(m) || !nodes.Ready(m.Name) || Restarting(m) != "" {
 		return false
 	}
 	return !k3s.EtcdMemberRemoved(nodes[m.Name].Annotations)

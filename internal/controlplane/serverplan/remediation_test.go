@@ -7,6 +7,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	runtimev1 "sigs.k8s.io/cluster-api/api/runtime/v1beta2"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 
@@ -30,6 +32,10 @@ func TestDecideRemediation(t *testing.T) {
 			rs.MinHealthyPeriod = &metav1.Duration{Duration: *minHealthy}
 		}
 		return rs
+	}
+	restarting := func(s cpfixtures.Server, annotation, value string) cpfixtures.Server {
+		s.Annotations = map[string]string{annotation: value}
+		return s
 	}
 	inProgress := func(machine string) map[string]string {
 		v, _ := RemediationData{Machine: machine, Timestamp: cpfixtures.Ago(time.Minute)}.Marshal()
@@ -76,6 +82,43 @@ func TestDecideRemediation(t *testing.T) {
 			servers: []cpfixtures.Server{healthy("a", 3*time.Hour), sick("b", 2*time.Hour),
 				{Name: "c", Age: time.Hour, Ready: true, MemberRemoved: true}},
 			wantReason: RemediationWouldLoseQuorumReason, wantMessage: "2 servers would remain, 1 of them healthy, and quorum needs 2",
+		},
+		// A server whose k3s is being restarted keeps a Ready Node for a while (until
+		// its kubelet's status goes stale), but its etcd member is down meanwhile.
+		{
+			name: "3 servers, 1 unhealthy, 1 Ready being updated in place: would lose quorum",
+			kcp:  cpfixtures.RemediationKCP(true, 3, nil),
+			servers: []cpfixtures.Server{healthy("a", 3*time.Hour), sick("b", 2*time.Hour),
+				restarting(healthy("c", time.Hour), clusterv1.UpdateInProgressAnnotation, "")},
+			wantReason: RemediationWouldLoseQuorumReason, wantMessage: "2 servers would remain, 1 of them healthy, and quorum needs 2; c is updated in place",
+		},
+		{
+			name: "3 servers, 1 unhealthy, 1 Ready whose UpdateMachine hook is pending: would lose quorum",
+			kcp:  cpfixtures.RemediationKCP(true, 3, nil),
+			servers: []cpfixtures.Server{healthy("a", 3*time.Hour), sick("b", 2*time.Hour),
+				restarting(healthy("c", time.Hour), runtimev1.PendingHooksAnnotation, "UpdateMachine")},
+			wantReason: RemediationWouldLoseQuorumReason, wantMessage: "1 of them healthy",
+		},
+		{
+			name: "3 servers, 1 unhealthy, 1 Ready restarting k3s to renew its certificates: would lose quorum",
+			kcp:  cpfixtures.RemediationKCP(true, 3, nil),
+			servers: []cpfixtures.Server{healthy("a", 3*time.Hour), sick("b", 2*time.Hour),
+				restarting(healthy("c", time.Hour), controlplanev1.CertificatesRenewingAnnotation, "2025-03-20T00:00:00Z")},
+			wantReason: RemediationWouldLoseQuorumReason, wantMessage: "c restarts k3s to renew its certificates",
+		},
+		{
+			name: "5 servers, 1 unhealthy, 1 restarting: 3 of 4 keep quorum, remediated",
+			kcp:  cpfixtures.RemediationKCP(true, 5, nil),
+			servers: []cpfixtures.Server{healthy("a", 5*time.Hour), sick("b", 4*time.Hour), healthy("c", 3*time.Hour),
+				restarting(healthy("d", 2*time.Hour), controlplanev1.CertificatesRenewingAnnotation, "2025-03-20T00:00:00Z"), healthy("e", time.Hour)},
+			wantVictim: "b", wantReason: RemediatingReason,
+		},
+		{
+			name: "another pending hook is no restart",
+			kcp:  cpfixtures.RemediationKCP(true, 3, nil),
+			servers: []cpfixtures.Server{healthy("a", 3*time.Hour), sick("b", 2*time.Hour),
+				restarting(healthy("c", time.Hour), runtimev1.PendingHooksAnnotation, "AfterClusterUpgrade")},
+			wantVictim: "b", wantReason: RemediatingReason,
 		},
 		{
 			name: "5 servers, 2 unhealthy: the oldest is remediated",
@@ -332,6 +375,9 @@ func TestReplacementPreflightRemediating(t *testing.T) {
 		{name: "quorum at risk with the new member", servers: []cpfixtures.Server{
 			{Name: "a", Ready: true}, {Name: "b", Unhealthy: true}, {Name: "c", Unhealthy: true}},
 			want: "adding a server would risk etcd quorum: 1 of 3 servers are healthy"},
+		{name: "quorum at risk with the new member while one restarts", servers: []cpfixtures.Server{
+			{Name: "a", Ready: true}, {Name: "b", Ready: true, Annotations: map[string]string{controlplanev1.CertificatesRenewingAnnotation: "2025-03-20T00:00:00Z"}}},
+			want: "adding a server would risk etcd quorum: 1 of 2 servers are healthy"},
 		{name: "a server still provisioning", servers: []cpfixtures.Server{{Name: "a", Ready: true}, {Name: "b"}},
 			want: "waiting for the node of Machine b to be Ready"},
 		{name: "the remediated server still deleting", servers: []cpfixtures.Server{
