@@ -281,6 +281,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	now := time.Now()
 	result = soonest(result, seen.leftoversWait)
 	result = soonest(result, serverplan.UntilRolloutAfter(kcp, now))
+	result = soonest(result, seen.renewal.untilReplaceNext(now))
 	renewalMachines := append(seen.machines.UnsortedList(), seen.renewal.workers.UnsortedList()...)
 	return soonest(result, renewalplan.UntilDue(renewalMachines, kcp.Spec.Rollout.Before.CertificatesExpiryDays, now)), err
 }

@@ -121,6 +121,7 @@ func setStatus(cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPla
 	setMachinesReady(kcp, o.machines)
 	setMachinesUpToDate(kcp, o.machines, now)
 	setScaling(kcp, o)
+	setRenewalHeld(kcp, o)
 	var outdated []string
 	for _, m := range o.machines {
 		if reason := o.replaceReason(m, kcp, now); reason != "" {
