@@ -113,7 +113,7 @@ func TestCertificateRenewalCAExpiryRestartsNothing(t *testing.T) {
 		if first {
 			// One server's CA warning names it as a CA for all.
 			k3sCertEvent(t, n.Name, certexpiry.ReasonCAWarning, certexpiry.CALead+
-				"certificate-authority/client-ca.crt: certificate CN=kubernetes will expire within 365 days at "+caExpiry.Format(time.RFC3339), at)
+				"certificate-authority/client-ca.crt: certificate CN=kubernetes will expire within 365 days at "+caExpiry.Format(time.RFC3339), at.Add(time.Second))
 			first = false
 		}
 	}
