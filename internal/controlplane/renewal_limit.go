@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -74,11 +75,14 @@ func setRenewalHeld(kcp *controlplanev1.KThreesControlPlane, o observed) {
 		}
 		msgs = append(msgs, v.replaceHeld)
 	}
-	if len(msgs) > 0 {
-		cond.Message = msgs[0]
-		if len(msgs) > 1 {
-			cond.Message += "; " + msgs[1]
+	if cooldown := renewalplan.CooldownMessage(all, v.days, v.now); cooldown != "" {
+		if cond.Status != metav1.ConditionTrue {
+			cond.Status, cond.Reason = metav1.ConditionTrue, controlplanev1.RestartRateLimitedReason
 		}
+		msgs = append(msgs, cooldown)
+	}
+	if len(msgs) > 0 {
+		cond.Message = strings.Join(msgs, "; ")
 	}
 	conditions.Set(kcp, cond)
 }

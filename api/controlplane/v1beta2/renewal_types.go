@@ -24,14 +24,18 @@ const (
 // nothing more is done for that expiry, as neither a second restart nor a replacement
 // would be more than churn if the report is forged or is not one a restart renews), or
 // a server's replacement for its certificates waits for the per-control-plane limit
-// (reason ReplacementRateLimited, with the time of the next). False otherwise. Added
+// (reason ReplacementRateLimited, with the time of the next), or a node's next
+// restart waits a day after its last (reason RestartRateLimited). False otherwise. Added
 // by capk3s.
 const CertificateRenewalHeldCondition = "CertificateRenewalHeld"
 
 // Reasons of CertificateRenewalHeld.
 const (
-	RestartRenewedNothingReason     = "RestartRenewedNothing"
-	ReplacementRateLimitedReason    = "ReplacementRateLimited"
+	RestartRenewedNothingReason  = "RestartRenewedNothing"
+	ReplacementRateLimitedReason = "ReplacementRateLimited"
+	// RestartRateLimitedReason: a node restarted for its certificates less than a
+	// day ago is due again, for another expiry; its next restart waits.
+	RestartRateLimitedReason        = "RestartRateLimited"
 	CertificateRenewalNotHeldReason = "NotHeld"
 )
 

@@ -71,7 +71,16 @@ const (
 	// renews: forged, or a certificate k3s does not renew. Neither another restart
 	// nor a replacement is made for it; the control plane says so instead.
 	Stopped
+	// Cooldown: the node was restarted for its certificates less than
+	// RestartInterval ago, for another expiry; the next restart waits.
+	Cooldown
 )
+
+// RestartInterval is the least time between two certificate restarts of one node. A
+// restart renews every leaf within k3s's 120-day window to a new lifetime (365 days
+// by default), so a genuine report is never due again the next day; a forged one,
+// rewritten after each restart, restarts a node at most once a day.
+const RestartInterval = 24 * time.Hour
 
 // Decide is what to do about m: replace a server whose certificates are due
 // when the in-place path is not available; restart k3s on it (server or agent) when
@@ -91,6 +100,8 @@ func Decide(m *clusterv1.Machine, days int32, inPlace bool, now time.Time) (Acti
 			return WaitForReport, expiry
 		}
 		return Stopped, expiry
+	} else if ok && now.Before(at.Add(RestartInterval)) {
+		return Cooldown, expiry
 	}
 	switch {
 	case inPlace:
@@ -108,6 +119,23 @@ func ReplaceReason(m *clusterv1.Machine, days int32, inPlace bool, now time.Time
 		return ""
 	}
 	return fmt.Sprintf("certificates expire at %s, within rollout.before.certificatesExpiryDays (%d days)", expiry.UTC().Format(time.RFC3339), days)
+}
+
+// CooldownMessage names the Machines whose next restart waits for RestartInterval, or "".
+func CooldownMessage(machines []*clusterv1.Machine, days int32, now time.Time) string {
+	var names []string
+	for _, m := range machines {
+		if action, expiry := Decide(m, days, true, now); action == Cooldown {
+			_, at, _ := lastRestart(m)
+			names = append(names, fmt.Sprintf("%s (expiry %s, not before %s)", m.Name, expiry.UTC().Format(time.RFC3339), at.Add(RestartInterval).UTC().Format(time.RFC3339)))
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	sort.Strings(names)
+	return fmt.Sprintf("a node is restarted for its certificates at most once every %s, and these were restarted for another expiry: %s",
+		RestartInterval, strings.Join(names, ", "))
 }
 
 // StoppedMessage names the Machines whose restart renewed nothing, or "".
@@ -208,6 +236,7 @@ func UntilDue(machines []*clusterv1.Machine, days int32, now time.Time) time.Dur
 		}
 		if _, at, ok := lastRestart(m); ok {
 			consider(at.Add(ReportGrace))
+			consider(at.Add(RestartInterval))
 		}
 	}
 	// A second after the moment, so that the pass sees it passed.

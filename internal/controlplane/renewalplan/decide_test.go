@@ -104,6 +104,10 @@ func TestDecideRenewal(t *testing.T) {
 		{"restarted for this expiry, renewed nothing, and the in-place path gone since: still stopped", certMachine("a", true, expiry, time.Time{}, restarted(renewalNow.Add(-2*time.Hour), expiry)), false, Stopped},
 		{"restarted for this expiry, renewed nothing: an agent is stopped", certMachine("w", false, expiry, time.Time{}, restarted(renewalNow.Add(-2*time.Hour), expiry)), true, Stopped},
 		{"restarted a year ago for another expiry", certMachine("a", true, expiry, time.Time{}, restarted(renewalNow.Add(-365*day), expiry.Add(-365*day))), true, Restart},
+		// A restart renews every leaf to a new lifetime: due again, for another date,
+		// within a day of a restart is no genuine report; the node waits.
+		{"restarted an hour ago for another expiry: the next restart waits a day", certMachine("a", true, expiry, time.Time{}, restarted(renewalNow.Add(-time.Hour), expiry.Add(-day))), true, Cooldown},
+		{"restarted 25 hours ago for another expiry", certMachine("a", true, expiry, time.Time{}, restarted(renewalNow.Add(-25*time.Hour), expiry.Add(-day))), true, Restart},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -146,6 +150,19 @@ func TestStoppedMessageSaysWhatToDo(t *testing.T) {
 	}
 	if got := StoppedMessage([]*clusterv1.Machine{due}, 30, renewalNow); got != "" {
 		t.Errorf("nothing stopped: %q", got)
+	}
+}
+
+func TestCooldownMessage(t *testing.T) {
+	expiry := renewalNow.Add(10 * day)
+	at := renewalNow.Add(-time.Hour)
+	m := certMachine("a", true, expiry, time.Time{}, map[string]string{
+		controlplanev1.CertificatesRestartedForAnnotation: rfc(expiry.Add(-day)),
+		controlplanev1.CertificatesRestartedAtAnnotation:  rfc(at),
+	})
+	got := CooldownMessage([]*clusterv1.Machine{m, certMachine("b", true, expiry, time.Time{}, nil)}, 30, renewalNow)
+	if want := "a (expiry " + rfc(expiry) + ", not before " + rfc(at.Add(RestartInterval)) + ")"; !strings.Contains(got, want) || strings.Contains(got, "b (") {
+		t.Errorf("message %q, want it to name a alone: %q", got, want)
 	}
 }
 
