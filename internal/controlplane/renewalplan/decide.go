@@ -65,13 +65,13 @@ const (
 	WaitForReport
 	// Replace the server, as KCP does.
 	Replace
-	// Stopped: a restart for this expiry completed, and ReportGrace later the node
+	// Stopped means a restart for this expiry completed, and ReportGrace later the node
 	// still reports it. A k3s restart renews every leaf certificate within its window
 	// (k3s pkg/daemons/control/deps/deps.go), so the report is not one a restart
 	// renews: forged, or a certificate k3s does not renew. Neither another restart
 	// nor a replacement is made for it; the control plane says so instead.
 	Stopped
-	// Cooldown: the node was restarted for its certificates less than
+	// Cooldown means the node was restarted for its certificates less than
 	// RestartInterval ago, for another expiry; the next restart waits.
 	Cooldown
 )
