@@ -18,6 +18,8 @@ type Event struct {
 	// API server, whatever the node's clock says (it may have been corrected between a
 	// warning and a restart). Where two cannot be compared, Time decides.
 	ResourceVersion string
+	// Written is how the Event was written, for Authentic.
+	Written Written
 }
 
 // State is what a node's latest check says of its leaf certificates.
@@ -50,9 +52,11 @@ type Node struct {
 	// for want of any Event).
 	CheckedAt time.Time
 	// CAExpiry is the soonest NotAfter of a CA the latest check warned about (zero
-	// when none), CA its file.
-	CAExpiry time.Time
-	CA       string
+	// when none), in its CA warning or inside a leaf file (KnownCAs.IsCA); CA is the
+	// file it was listed under, CASubject its subject.
+	CAExpiry  time.Time
+	CA        string
+	CASubject string
 	// NotYetValid are the certificates the node found not valid yet: its clock is
 	// behind the one that issued them.
 	NotYetValid []string
@@ -67,11 +71,13 @@ func (n Node) LaterThan() time.Time {
 	return n.CheckedAt.Add(RenewDays * 24 * time.Hour)
 }
 
-// Decide reads a node's certificate-monitor Events. The latest check wins: an OK (k3s
-// restarted and renewed) or a check without a leaf warning supersedes an older
-// warning, and a warning after an OK supersedes the OK. Events of other sources or
-// reasons are ignored. Nothing here compares with the management cluster's clock.
-func Decide(events []Event) Node {
+// Decide reads a node's certificate-monitor Events (those Accept kept). The latest
+// check wins: an OK (k3s restarted and renewed) or a check without a leaf warning
+// supersedes an older warning, and a warning after an OK supersedes the OK. Events of
+// other reasons are ignored. A CA listed under a leaf file (cas.IsCA) counts as a CA,
+// never as the leaf: a restart does not renew it. Nothing here compares with the
+// management cluster's clock.
+func Decide(events []Event, cas KnownCAs) Node {
 	var known []Event
 	for _, e := range events {
 		switch e.Reason {
@@ -95,7 +101,12 @@ func Decide(events []Event) Node {
 		// time (a k3s restarted at once reports within seconds of its last warning).
 		return n
 	}
-	leafWarned := false
+	leafWarned, unread := false, 0
+	considerCA := func(c Certificate) {
+		if c.Status != NotYetValid && (n.CAExpiry.IsZero() || c.Date.Before(n.CAExpiry)) {
+			n.CAExpiry, n.CA, n.CASubject = c.Date, c.File, c.Subject
+		}
+	}
 	for _, e := range known {
 		if d := e.Time.Sub(latest.Time); d > sameCheck || d < -sameCheck {
 			continue
@@ -103,30 +114,31 @@ func Decide(events []Event) Node {
 		switch e.Reason {
 		case ReasonLeafWarning:
 			leafWarned = true
-			for _, c := range ParseMessage(e.Message) {
-				switch c.Status {
-				case NotYetValid:
+			certs, u := parseMessage(e.Message)
+			unread += u
+			for _, c := range certs {
+				switch {
+				case c.Status == NotYetValid:
 					n.NotYetValid = append(n.NotYetValid, c.File)
-				default:
-					if n.Expiry.IsZero() || c.Date.Before(n.Expiry) {
-						n.Expiry, n.Certificate = c.Date, c.File
-					}
+				case cas.IsCA(c):
+					considerCA(c)
+				case n.Expiry.IsZero() || c.Date.Before(n.Expiry):
+					n.Expiry, n.Certificate = c.Date, c.File
 				}
 			}
 		case ReasonCAWarning:
 			for _, c := range ParseMessage(e.Message) {
-				if c.Status != NotYetValid && (n.CAExpiry.IsZero() || c.Date.Before(n.CAExpiry)) {
-					n.CAExpiry, n.CA = c.Date, c.File
-				}
+				considerCA(c)
 			}
 		}
 	}
 	switch {
 	case !n.Expiry.IsZero():
 		n.State = InWindow
-	case leafWarned:
-		// k3s warned, but of nothing this reads as an expiry: a certificate not
-		// valid yet (its expiry was not checked), or words a later k3s changed.
+	case leafWarned && (unread > 0 || len(n.NotYetValid) > 0):
+		// k3s warned, but of nothing this reads as a leaf's expiry: a certificate
+		// not valid yet (its expiry was not checked), or words a later k3s changed.
+		// A warning that lists only CAs says every leaf is beyond the window: Clear.
 		n.State = Unknown
 	}
 	sort.Strings(n.NotYetValid)

@@ -19,7 +19,7 @@ func warn(at time.Time, rv string, lines ...string) Event {
 	return Event{Reason: ReasonLeafWarning, Message: msg, Time: at, ResourceVersion: rv}
 }
 
-// caWarn is a CA warning about the server CA (serverC).
+// caWarn is a CA warning about the server CA (serverC), as k3s names its file.
 func caWarn(at time.Time, rv string) Event {
 	return Event{Reason: ReasonCAWarning, Time: at, ResourceVersion: rv,
 		Message: "Certificate Authority certificates require attention - check k3s documentation and begin planning rotation: " + serverC}
@@ -33,7 +33,11 @@ const (
 	kubelet = "kubelet/client-kubelet.crt: certificate CN=system:node:n,O=system:nodes will expire within 120 days at 2027-03-01T10:00:00Z"
 	proxy   = "kube-proxy/client-kube-proxy.crt: certificate CN=system:kube-proxy will expire within 120 days at 2027-02-01T10:00:00Z"
 	renewed = "kubelet/client-kubelet.crt: certificate CN=system:node:n,O=system:nodes will expire within 120 days at 2027-11-20T08:00:00Z"
-	serverC = "server-ca/server-ca.crt: certificate CN=k3s-server-ca will expire within 365 days at 2027-06-01T00:00:00Z"
+	serverC = "certificate-authority/server-ca.crt: certificate CN=k3s-server-ca@1700000000 will expire within 365 days at 2027-06-01T00:00:00Z"
+	// The client CA capk3s made (Cluster API names it CN=kubernetes), as it follows
+	// the leaf in two leaf files.
+	clientCAInKubelet = "kubelet/client-kubelet.crt: certificate CN=kubernetes will expire within 120 days at 2027-01-15T00:00:00Z"
+	clientCAInProxy   = "kube-proxy/client-kube-proxy.crt: certificate CN=kubernetes will expire within 120 days at 2027-01-15T00:00:00Z"
 )
 
 func date(s string) time.Time {
@@ -48,6 +52,7 @@ func TestDecide(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		events []Event
+		cas    KnownCAs
 		want   Node
 	}{{
 		name: "a node that never reported",
@@ -87,12 +92,29 @@ func TestDecide(t *testing.T) {
 		name: "restart renewed the leaves but a CA warns: the check without a leaf warning clears it",
 		events: []Event{warn(t0, "10", kubelet), caWarn(t0, "11"),
 			caWarn(t0.Add(10*time.Minute), "20")},
-		want: Node{State: Clear, CheckedAt: t0.Add(10 * time.Minute), CAExpiry: date("2027-06-01T00:00:00Z"), CA: "server-ca/server-ca.crt"},
+		want: Node{State: Clear, CheckedAt: t0.Add(10 * time.Minute), CAExpiry: date("2027-06-01T00:00:00Z"), CA: "certificate-authority/server-ca.crt", CASubject: "CN=k3s-server-ca@1700000000"},
 	}, {
 		name:   "leaf and CA warnings of one check, a second apart",
 		events: []Event{caWarn(t0.Add(time.Second), "11"), warn(t0, "10", kubelet)},
 		want: Node{State: InWindow, Expiry: date("2027-03-01T10:00:00Z"), Certificate: "kubelet/client-kubelet.crt", CheckedAt: t0.Add(time.Second),
-			CAExpiry: date("2027-06-01T00:00:00Z"), CA: "server-ca/server-ca.crt"},
+			CAExpiry: date("2027-06-01T00:00:00Z"), CA: "certificate-authority/server-ca.crt", CASubject: "CN=k3s-server-ca@1700000000"},
+	}, {
+		// k3s lists the CA that follows a leaf in its file under the leaf's name; a
+		// restart renews the leaf, never the CA: this node has nothing to restart for.
+		name:   "only the client CA under a leaf file (a CA the management cluster holds): Clear, the CA reported",
+		events: []Event{warn(t0, "10", clientCAInKubelet, clientCAInProxy)},
+		cas:    KnownCAs{{Subject: "CN=kubernetes", NotAfter: date("2027-01-15T00:00:00Z")}: true},
+		want:   Node{State: Clear, CheckedAt: t0, CAExpiry: date("2027-01-15T00:00:00Z"), CA: "kubelet/client-kubelet.crt", CASubject: "CN=kubernetes"},
+	}, {
+		name:   "a CA k3s made itself (its name says so) under a leaf file, beside an expiring leaf: the leaf's date",
+		events: []Event{warn(t0, "10", kubelet, "auth-proxy/client-auth-proxy.crt: certificate CN=k3s-request-header-ca@1700000000 will expire within 120 days at 2027-01-10T00:00:00Z")},
+		want: Node{State: InWindow, Expiry: date("2027-03-01T10:00:00Z"), Certificate: "kubelet/client-kubelet.crt", CheckedAt: t0,
+			CAExpiry: date("2027-01-10T00:00:00Z"), CA: "auth-proxy/client-auth-proxy.crt", CASubject: "CN=k3s-request-header-ca@1700000000"},
+	}, {
+		name:   "a subject and date no CA of the cluster has is a leaf",
+		events: []Event{warn(t0, "10", clientCAInKubelet)},
+		cas:    KnownCAs{{Subject: "CN=kubernetes", NotAfter: date("2028-01-15T00:00:00Z")}: true},
+		want:   Node{State: InWindow, Expiry: date("2027-01-15T00:00:00Z"), Certificate: "kubelet/client-kubelet.crt", CheckedAt: t0},
 	}, {
 		name:   "clock corrected backwards between the warning and the restart: write order decides, not the node's clock",
 		events: []Event{warn(t0, "10", kubelet), ok(t0.Add(-time.Hour), "20")},
@@ -115,7 +137,7 @@ func TestDecide(t *testing.T) {
 		want:   Node{State: Unknown, CheckedAt: t0},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := Decide(tc.events); !reflect.DeepEqual(got, tc.want) {
+			if got := Decide(tc.events, tc.cas); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got  %+v\nwant %+v", got, tc.want)
 			}
 		})
@@ -136,18 +158,18 @@ func TestSummarize(t *testing.T) {
 	nodes := map[string]Node{
 		"b":       {State: InWindow, Expiry: date("2027-02-01T00:00:00Z"), Certificate: "kubelet/client-kubelet.crt"},
 		"a":       {State: InWindow, Expiry: date("2027-02-01T00:00:00Z"), Certificate: "kube-proxy/client-kube-proxy.crt"},
-		"late":    {State: InWindow, Expiry: date("2027-03-01T00:00:00Z"), CAExpiry: date("2027-06-01T00:00:00Z"), CA: "server-ca/server-ca.crt"},
+		"late":    {State: InWindow, Expiry: date("2027-03-01T00:00:00Z"), CAExpiry: date("2027-06-01T00:00:00Z"), CA: "certificate-authority/server-ca.crt", CASubject: "CN=k3s-server-ca@1700000000"},
 		"skewed":  {State: InWindow, Expiry: date("2026-11-30T23:00:00Z"), Certificate: "api-server/serving-kube-apiserver.crt"},
 		"fine":    {State: Clear, CheckedAt: now},
 		"silent":  {State: Unknown},
-		"earlyCA": {State: Clear, CAExpiry: date("2027-05-01T00:00:00Z"), CA: "etcd/server-ca.crt"},
+		"earlyCA": {State: Clear, CAExpiry: date("2027-05-01T00:00:00Z"), CA: "etcd/server-ca.crt", CASubject: "CN=etcd-server-ca@1"},
 	}
 	got := Summarize(nodes, now)
 	want := Summary{
 		// A node whose own clock said "will expire" has expired by the management clock.
 		Soonest: "skewed", Expiry: date("2026-11-30T23:00:00Z"), Certificate: "api-server/serving-kube-apiserver.crt",
 		Expired: []string{"skewed"}, Expiring: []string{"a", "b", "late"}, Unknown: []string{"silent"},
-		CANode: "earlyCA", CAExpiry: date("2027-05-01T00:00:00Z"), CA: "etcd/server-ca.crt",
+		CANode: "earlyCA", CAExpiry: date("2027-05-01T00:00:00Z"), CA: "etcd/server-ca.crt", CASubject: "CN=etcd-server-ca@1",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)

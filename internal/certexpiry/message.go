@@ -19,6 +19,17 @@ const (
 	ReasonOK = "CertificateExpirationOK"
 )
 
+// The fixed words k3s's certificate monitor puts before its findings, and the OK
+// Event's whole message (pkg/certmonitor/certmonitor.go, version.Program "k3s").
+const (
+	LeafLead  = "Node certificates require attention - restart k3s on this node to trigger automatic rotation: "
+	CALead    = "Certificate Authority certificates require attention - check k3s documentation and begin planning rotation: "
+	OKMessage = "Node and Certificate Authority certificates managed by k3s are OK"
+	// aggregatedLead is what client-go's event aggregator puts before the message of
+	// an Event it combines from similar ones (tools/record/events_cache.go).
+	aggregatedLead = "(combined from similar events): "
+)
+
 // RenewDays is k3s's CertificateRenewDays (pkg/daemons/config/types.go): the window in
 // which the monitor warns about a leaf certificate and in which a restart renews it.
 const RenewDays = 120
@@ -59,20 +70,28 @@ var line = regexp.MustCompile(`(\S+/\S+): certificate (.+) (will expire within (
 // are left out: a later k3s may word them otherwise, and one odd line must not hide
 // the others.
 func ParseMessage(msg string) []Certificate {
-	var out []Certificate
+	out, _ := parseMessage(msg)
+	return out
+}
+
+// parseMessage is ParseMessage, also counting the lines it could not read.
+func parseMessage(msg string) (out []Certificate, unread int) {
 	for _, l := range strings.Split(msg, "\n") {
 		m := line.FindStringSubmatch(l)
 		if m == nil {
+			unread++
 			continue
 		}
 		date, err := time.Parse(time.RFC3339, m[5])
 		if err != nil {
+			unread++
 			continue
 		}
 		c := Certificate{File: m[1], Subject: m[2], Date: date.UTC()}
 		switch {
 		case strings.HasPrefix(m[3], "will expire"):
 			if _, err := strconv.Atoi(m[4]); err != nil {
+				unread++
 				continue
 			}
 			c.Status = Expiring
@@ -83,5 +102,5 @@ func ParseMessage(msg string) []Certificate {
 		}
 		out = append(out, c)
 	}
-	return out
+	return out, unread
 }

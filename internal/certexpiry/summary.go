@@ -16,10 +16,11 @@ type Summary struct {
 	// the other nodes in the window, Unknown those with no readable report. Sorted.
 	Expired, Expiring, Unknown []string
 	// CANode is the node that reported the soonest CA expiry ("" when none did),
-	// CAExpiry that date and CA its file.
-	CANode   string
-	CAExpiry time.Time
-	CA       string
+	// CAExpiry that date, CA the file it was listed under and CASubject its subject.
+	CANode    string
+	CAExpiry  time.Time
+	CA        string
+	CASubject string
 }
 
 // Summarize puts the nodes' decisions together. now is the management cluster's
@@ -49,7 +50,7 @@ func Summarize(nodes map[string]Node, now time.Time) Summary {
 			s.Unknown = append(s.Unknown, name)
 		}
 		if !n.CAExpiry.IsZero() && (s.CANode == "" || n.CAExpiry.Before(s.CAExpiry)) {
-			s.CANode, s.CAExpiry, s.CA = name, n.CAExpiry, n.CA
+			s.CANode, s.CAExpiry, s.CA, s.CASubject = name, n.CAExpiry, n.CA, n.CASubject
 		}
 	}
 	return s

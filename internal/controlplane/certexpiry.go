@@ -36,6 +36,10 @@ type certExpiry struct {
 	summary certexpiry.Summary
 	// machineOf is each reporting Node's Machine.
 	machineOf map[string]string
+	// ignored says which reports were left out: Events k3s did not write
+	// (certexpiry.Authentic) and dates no node of the Machine could hold
+	// (certexpiry.Implausible), one line each.
+	ignored []string
 }
 
 // observeCertificateExpiry reads k3s's certificate-monitor Events of every node of
@@ -84,14 +88,28 @@ func (r *Reconciler) observeCertificateExpiry(ctx context.Context, cluster *clus
 	for name, n := range seen.nodes {
 		nodes[name] = n
 	}
+	// Only what k3s itself could have written counts; the CAs the cluster is known to
+	// have (its Secrets, the servers' CA warnings) are told apart from leaves.
+	events, rejected := certexpiry.Accept(events)
+	cas := certexpiry.KnownCAs{}
+	for c := range seen.caCerts {
+		cas[c] = true
+	}
+	cas.AddReported(events)
 	decisions := map[string]certexpiry.Node{}
 	machineOf := map[string]string{}
+	var ignored []string
 	for _, m := range machines.SortedByCreationTimestamp() {
 		node, ok := nodes[m.Name]
 		if !ok {
 			continue
 		}
-		d := certexpiry.Decide(events[node.Name])
+		d := certexpiry.Decide(events[node.Name], cas)
+		if why := certexpiry.Implausible(d, m.CreationTimestamp.Time); why != "" {
+			// Nothing is learnt of the leaves; the last date stays (AnnotationValue).
+			ignored = append(ignored, fmt.Sprintf("the report of node %s: %s", node.Name, why))
+			d.State, d.Expiry, d.Certificate = certexpiry.Unknown, time.Time{}, ""
+		}
 		decisions[node.Name], machineOf[node.Name] = d, m.Name
 		if !m.DeletionTimestamp.IsZero() {
 			continue
@@ -102,7 +120,16 @@ func (r *Reconciler) observeCertificateExpiry(ctx context.Context, cluster *clus
 			}
 		}
 	}
-	seen.certs = certExpiry{read: true, summary: certexpiry.Summarize(decisions, time.Now()), machineOf: machineOf}
+	for _, r := range rejected {
+		if _, ours := machineOf[r.Node]; ours {
+			ignored = append(ignored, fmt.Sprintf("an Event %s about node %s not written as k3s writes it: %s", r.Reason, r.Node, r.Why))
+		}
+	}
+	if len(rejected) > 0 {
+		log.V(2).Info("Ignoring certificate-monitor Events k3s did not write", "count", len(rejected))
+	}
+	sort.Strings(ignored)
+	seen.certs = certExpiry{read: true, summary: certexpiry.Summarize(decisions, time.Now()), machineOf: machineOf, ignored: ignored}
 }
 
 // workerMachines are the cluster's Machines that are not servers: those of its
@@ -199,6 +226,7 @@ func (r *Reconciler) watchCertMonitorEvents(ctx context.Context, key client.Obje
 // cluster cannot be reached. The messages hold dates, never relative times, so an
 // idle pass writes nothing.
 func setCertificatesStatus(kcp *controlplanev1.KThreesControlPlane, seen observed) {
+	setAuthoritiesCondition(kcp, seen.certs.summary, seen.certs.read, seen.authorities, time.Now())
 	if seen.authorities != nil {
 		certificatesStatus(kcp).Authorities = seen.authorities
 	}
@@ -238,8 +266,14 @@ func setCertificatesStatus(kcp *controlplanev1.KThreesControlPlane, seen observe
 		cond.Status, cond.Reason = metav1.ConditionFalse, controlplanev1.CertificatesNotExpiringReason
 		cond.Message = fmt.Sprintf("No node reports a k3s certificate expiring within %d days", certexpiry.RenewDays)
 	}
-	if s.CANode != "" {
-		notes = append(notes, fmt.Sprintf("node %s reports CA %s expiring at %s", s.CANode, s.CA, s.CAExpiry.UTC().Format(time.RFC3339)))
+	if n := len(c.ignored); n > 0 {
+		// The first few: a forger may write many.
+		shown := c.ignored[:min(n, 3)]
+		note := "ignored " + strings.Join(shown, "; ")
+		if n > len(shown) {
+			note += fmt.Sprintf(" (and %d more)", n-len(shown))
+		}
+		notes = append(notes, note)
 	}
 	if len(notes) > 0 {
 		cond.Message += "; " + strings.Join(notes, "; ")

@@ -25,9 +25,17 @@ import (
 )
 
 // k3sCertEvent records a certificate-monitor Event as k3s's recorder does
-// (pkg/certmonitor/certmonitor.go, util.BuildControllerEventRecorder): core/v1, in
-// "default", about the Node by name, from source "k3s-cert-monitor".
+// (pkg/certmonitor/certmonitor.go, util.BuildControllerEventRecorder, client-go's
+// tools/record): core/v1, in "default", named "<node>.<nanoseconds in hex>", about
+// {Kind: Node, Name: <node>, UID: <node>}, from source "k3s-cert-monitor" on host
+// <node>, which client-go copies into reportingController and reportingInstance.
 func k3sCertEvent(t *testing.T, node, reason, message string, at time.Time) {
+	t.Helper()
+	certEvent(t, node, reason, message, at, nil)
+}
+
+// certEvent records an Event as k3sCertEvent does, changed by change first (a forger's).
+func certEvent(t *testing.T, node, reason, message string, at time.Time, change func(*corev1.Event)) {
 	t.Helper()
 	typ := corev1.EventTypeWarning
 	if reason == certexpiry.ReasonOK {
@@ -37,8 +45,12 @@ func k3sCertEvent(t *testing.T, node, reason, message string, at time.Time) {
 		ObjectMeta:     metav1.ObjectMeta{Namespace: metav1.NamespaceDefault, Name: fmt.Sprintf("%s.%x", node, at.UnixNano())},
 		InvolvedObject: corev1.ObjectReference{Kind: "Node", Name: node, UID: types.UID(node)},
 		Reason:         reason, Message: message, Type: typ, Count: 1,
-		Source:         corev1.EventSource{Component: certexpiry.Source},
+		Source:         corev1.EventSource{Component: certexpiry.Source, Host: node},
 		FirstTimestamp: metav1.NewTime(at), LastTimestamp: metav1.NewTime(at),
+		ReportingController: certexpiry.Source, ReportingInstance: node,
+	}
+	if change != nil {
+		change(e)
 	}
 	if err := env.Client.Create(context.Background(), e); err != nil {
 		t.Fatal(err)

@@ -281,6 +281,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	now := time.Now()
 	result = soonest(result, seen.leftoversWait)
 	result = soonest(result, serverplan.UntilRolloutAfter(kcp, now))
+	result = soonest(result, seen.renewal.untilReplaceNext(now))
 	renewalMachines := append(seen.machines.UnsortedList(), seen.renewal.workers.UnsortedList()...)
 	return soonest(result, renewalplan.UntilDue(renewalMachines, kcp.Spec.Rollout.Before.CertificatesExpiryDays, now)), err
 }
@@ -302,6 +303,8 @@ var ownedConditions = []string{
 	controlplanev1.DatastoreAvailableCondition,
 	controlplanev1.EtcdSnapshotsAvailableCondition,
 	controlplanev1.CertificatesExpiringCondition,
+	controlplanev1.CertificateAuthoritiesExpiringCondition,
+	controlplanev1.CertificateRenewalHeldCondition,
 }
 
 // startedCheck is one pass's answer to "may a server already hold the cluster's
@@ -325,7 +328,7 @@ func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	seen.authorities = caAuthorities(cas)
+	seen.authorities, seen.caCerts = caAuthorities(cas), knownCAsOf(cas)
 	tokenAvailable, err := r.reconcileToken(ctx, cluster, kcp, secrets, serversMayHoldSecrets)
 	if err != nil {
 		return ctrl.Result{}, err

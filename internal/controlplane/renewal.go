@@ -59,19 +59,32 @@ type renewalView struct {
 	blocked string
 	// version is the control plane's k3s, for a restart Plan of a Machine without one.
 	version string
+	// replaceAllowed is the one server the rollout may replace for its certificates
+	// now (renewal_limit.go); replaceHeld says which others wait and until when, and
+	// replaceNext is that time (zero when none waits for it).
+	replaceAllowed string
+	replaceHeld    string
+	replaceNext    time.Time
 }
 
 // replaceReason is why the rollout replaces server m for its certificates, or "".
 func (v renewalView) replaceReason(m *clusterv1.Machine) string {
-	if !v.decided {
+	if !v.decided || m.Name != v.replaceAllowed {
 		return ""
 	}
 	return renewalplan.ReplaceReason(m, v.days, v.inPlace, v.now)
 }
 
-// observeRenewal fills seen.renewal. The workload cluster is asked for SUC only when a
-// Machine is due or a restart is under way, and only when in-place updates are allowed.
+// observeRenewal fills seen.renewal: the path, then which server may be replaced.
 func (r *Reconciler) observeRenewal(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, seen *observed) error {
+	err := r.observeRenewalPath(ctx, cluster, kcp, seen)
+	limitReplacements(kcp, seen)
+	return err
+}
+
+// observeRenewalPath decides the path. The workload cluster is asked for SUC only when a
+// Machine is due or a restart is under way, and only when in-place updates are allowed.
+func (r *Reconciler) observeRenewalPath(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, seen *observed) error {
 	v := renewalView{days: kcp.Spec.Rollout.Before.CertificatesExpiryDays, now: time.Now(), decided: true, version: kcp.Spec.Version}
 	// The agents are read only when renewal is asked for: a fleet's Machines are
 	// mostly agents, and each pass would copy them all out of the cache.

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/cluster-api/util/conditions"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	"github.com/capk3s/capk3s/internal/certexpiry"
 	"github.com/capk3s/capk3s/internal/controlplane/inplaceplan"
 	"github.com/capk3s/capk3s/internal/controlplane/serverplan"
 	"github.com/capk3s/capk3s/internal/workload"
@@ -66,6 +67,9 @@ type observed struct {
 	certs certExpiry
 	// authorities are the cluster CAs' expiry dates, read with the CAs (nil: not read).
 	authorities []controlplanev1.CertificateAuthorityStatus
+	// caCerts are the CA certificates of those Secrets, by subject and expiry: a
+	// node's report names them under its leaf files (certauthorities.go).
+	caCerts certexpiry.KnownCAs
 }
 
 // unreachable says the pass has servers but could not read their Nodes: the
@@ -117,6 +121,7 @@ func setStatus(cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPla
 	setMachinesReady(kcp, o.machines)
 	setMachinesUpToDate(kcp, o.machines, now)
 	setScaling(kcp, o)
+	setRenewalHeld(kcp, o)
 	var outdated []string
 	for _, m := range o.machines {
 		if reason := o.replaceReason(m, kcp, now); reason != "" {

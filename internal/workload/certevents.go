@@ -46,6 +46,8 @@ func IsCertMonitorEvent(e *corev1.Event) bool {
 
 // CertMonitorEvents are k3s's certificate-monitor Events, by Node name. The source is
 // checked here too, so that a cache without WithCertMonitorEvents reads the same.
+// Each carries how it was written, for certexpiry.Accept: any Event writer can use
+// this source.
 func CertMonitorEvents(ctx context.Context, reader client.Reader) (map[string][]certexpiry.Event, error) {
 	list := &corev1.EventList{}
 	if err := reader.List(ctx, list, client.InNamespace(certMonitorNamespace)); err != nil {
@@ -65,8 +67,15 @@ func CertMonitorEvents(ctx context.Context, reader client.Reader) (map[string][]
 		if !IsCertMonitorEvent(e) {
 			continue
 		}
-		out[e.InvolvedObject.Name] = append(out[e.InvolvedObject.Name], certexpiry.Event{
+		o := e.InvolvedObject
+		out[o.Name] = append(out[o.Name], certexpiry.Event{
 			Reason: e.Reason, Message: e.Message, Time: recordedAt(e), ResourceVersion: e.ResourceVersion,
+			Written: certexpiry.Written{
+				Name: e.Name, Namespace: e.Namespace, Type: e.Type,
+				Component: e.Source.Component, Host: e.Source.Host,
+				ReportingController: e.ReportingController, ReportingInstance: e.ReportingInstance,
+				ObjectKind: o.Kind, ObjectName: o.Name, ObjectUID: string(o.UID), ObjectNamespace: o.Namespace, ObjectAPIVersion: o.APIVersion,
+			},
 		})
 	}
 	return out, nil

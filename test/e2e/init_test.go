@@ -23,6 +23,9 @@ import (
 func TestInitNonHA(t *testing.T) {
 	s := newScenario(t, 1, 2)
 	s.withShortCertificateChecks()
+	// CAs that expire within k3s's 120-day leaf window: k3s lists them under every
+	// leaf file they sign (certificates_test.go, checkCAExpiryIsNoLeaf).
+	s.objs.ControlPlane.Spec.CACertificateValidityPeriodDays = shortCADays
 	s.create()
 	s.waitServers(1, oldVersion)
 	s.waitAgents(2)
@@ -70,6 +73,7 @@ func TestInitNonHA(t *testing.T) {
 	if len(tok.Data["agent-value"]) == 0 {
 		t.Error("a new cluster's token Secret has no agent token")
 	}
+	s.checkCAExpiryIsNoLeaf()
 	s.checkCertificateRenewalByReplacement()
 	s.token.check(t)
 }

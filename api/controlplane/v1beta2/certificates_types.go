@@ -21,6 +21,24 @@ const (
 	CertificatesNotExpiringReason = "CertificatesNotExpiring"
 )
 
+// CertificateAuthoritiesExpiringCondition warns while a cluster CA expires within 365
+// days (k3s's own CA warning period), as a node reports it (its
+// CACertificateExpirationWarning, or a CA listed under a leaf file) or as the CA
+// Secrets say. A restart or a replacement renews no CA: capk3s does neither for it,
+// and the message says what the user must do (a CA rotation). False otherwise.
+// Added by capk3s.
+const CertificateAuthoritiesExpiringCondition = "CertificateAuthoritiesExpiring"
+
+// Reasons of CertificateAuthoritiesExpiring.
+const (
+	// CertificateAuthorityExpiringReason: a CA expires within 365 days.
+	CertificateAuthorityExpiringReason = "CertificateAuthorityExpiring"
+	// CertificateAuthorityExpiredReason: a CA has expired.
+	CertificateAuthorityExpiredReason = "CertificateAuthorityExpired"
+	// CertificateAuthoritiesNotExpiringReason: no CA expires within 365 days.
+	CertificateAuthoritiesNotExpiringReason = "CertificateAuthoritiesNotExpiring"
+)
+
 // DefaultCACertificateValidityPeriodDays is the lifetime of a cluster CA capk3s
 // generates when caCertificateValidityPeriodDays is not set: CAPI's default
 // (util/secret DefaultCACertificatesExpiryDays), which capk3s has always used.

@@ -17,3 +17,30 @@ const (
 	CertificatesRestartedForAnnotation = "controlplane.cluster.x-k8s.io/certificates-restarted-for"
 	CertificatesRestartedAtAnnotation  = "controlplane.cluster.x-k8s.io/certificates-restarted-at"
 )
+
+// CertificateRenewalHeldCondition is True while certificate renewal holds back from a
+// node that a certificate report would otherwise have it restart or replace: a k3s
+// restart did not change the expiry the node reports (reason RestartRenewedNothing;
+// nothing more is done for that expiry, as neither a second restart nor a replacement
+// would be more than churn if the report is forged or is not one a restart renews), or
+// a server's replacement for its certificates waits for the per-control-plane limit
+// (reason ReplacementRateLimited, with the time of the next), or a node's next
+// restart waits a day after its last (reason RestartRateLimited). False otherwise. Added
+// by capk3s.
+const CertificateRenewalHeldCondition = "CertificateRenewalHeld"
+
+// Reasons of CertificateRenewalHeld.
+const (
+	RestartRenewedNothingReason  = "RestartRenewedNothing"
+	ReplacementRateLimitedReason = "ReplacementRateLimited"
+	// RestartRateLimitedReason: a node restarted for its certificates less than a
+	// day ago is due again, for another expiry; its next restart waits.
+	RestartRateLimitedReason        = "RestartRateLimited"
+	CertificateRenewalNotHeldReason = "NotHeld"
+)
+
+// CertificatesReplacementAnnotation on a KThreesControlPlane records its last
+// replacement of a server for certificates: "<RFC 3339 time> <Machine name>". Until
+// that Machine is gone and renewalplan.ReplaceInterval has passed since, no other
+// server is replaced for its certificates. Removing it lets the next one go at once.
+const CertificatesReplacementAnnotation = "controlplane.cluster.x-k8s.io/certificates-replacement"

@@ -3,6 +3,7 @@ package renewalplan
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -64,14 +65,30 @@ const (
 	WaitForReport
 	// Replace the server, as KCP does.
 	Replace
+	// Stopped means a restart for this expiry completed, and ReportGrace later the node
+	// still reports it. A k3s restart renews every leaf certificate within its window
+	// (k3s pkg/daemons/control/deps/deps.go), so the report is not one a restart
+	// renews: forged, or a certificate k3s does not renew. Neither another restart
+	// nor a replacement is made for it; the control plane says so instead.
+	Stopped
+	// Cooldown means the node was restarted for its certificates less than
+	// RestartInterval ago, for another expiry; the next restart waits.
+	Cooldown
 )
+
+// RestartInterval is the least time between two certificate restarts of one node. A
+// restart renews every leaf within k3s's 120-day window to a new lifetime (365 days
+// by default), so a genuine report is never due again the next day; a forged one,
+// rewritten after each restart, restarts a node at most once a day.
+const RestartInterval = 24 * time.Hour
 
 // Decide is what to do about m: replace a server whose certificates are due
 // when the in-place path is not available; restart k3s on it (server or agent) when
-// it is, at most once per reported expiry (a restart that renewed nothing is not
-// repeated: k3s renews only within its window, so a second restart would not either);
-// after a restart whose report still shows the same expiry after ReportGrace,
-// replace a server. An agent has no replacement here: its MachineDeployment owns it.
+// it is, at most once per reported expiry. After a restart whose report still shows
+// the same expiry after ReportGrace, nothing more (Stopped): a report that a
+// restart does not change is not escalated to a replacement, or a forged one would
+// replace every server. An agent has no replacement here: its MachineDeployment
+// owns it.
 func Decide(m *clusterv1.Machine, days int32, inPlace bool, now time.Time) (Action, time.Time) {
 	expiry, due := Due(m, days, now)
 	if !due || !m.DeletionTimestamp.IsZero() {
@@ -82,10 +99,9 @@ func Decide(m *clusterv1.Machine, days int32, inPlace bool, now time.Time) (Acti
 		if now.Before(at.Add(ReportGrace)) {
 			return WaitForReport, expiry
 		}
-		if server {
-			return Replace, expiry
-		}
-		return Nothing, expiry
+		return Stopped, expiry
+	} else if ok && now.Before(at.Add(RestartInterval)) {
+		return Cooldown, expiry
 	}
 	switch {
 	case inPlace:
@@ -102,11 +118,43 @@ func ReplaceReason(m *clusterv1.Machine, days int32, inPlace bool, now time.Time
 	if action != Replace {
 		return ""
 	}
-	why := fmt.Sprintf("certificates expire at %s, within rollout.before.certificatesExpiryDays (%d days)", expiry.UTC().Format(time.RFC3339), days)
-	if _, at, ok := lastRestart(m); ok {
-		why += fmt.Sprintf("; the k3s restart completed at %s did not renew them", at.UTC().Format(time.RFC3339))
+	return fmt.Sprintf("certificates expire at %s, within rollout.before.certificatesExpiryDays (%d days)", expiry.UTC().Format(time.RFC3339), days)
+}
+
+// CooldownMessage names the Machines whose next restart waits for RestartInterval, or "".
+func CooldownMessage(machines []*clusterv1.Machine, days int32, now time.Time) string {
+	var names []string
+	for _, m := range machines {
+		if action, expiry := Decide(m, days, true, now); action == Cooldown {
+			_, at, _ := lastRestart(m)
+			names = append(names, fmt.Sprintf("%s (expiry %s, not before %s)", m.Name, expiry.UTC().Format(time.RFC3339), at.Add(RestartInterval).UTC().Format(time.RFC3339)))
+		}
 	}
-	return why
+	if len(names) == 0 {
+		return ""
+	}
+	sort.Strings(names)
+	return fmt.Sprintf("a node is restarted for its certificates at most once every %s, and these were restarted for another expiry: %s",
+		RestartInterval, strings.Join(names, ", "))
+}
+
+// StoppedMessage names the Machines whose restart renewed nothing, or "".
+func StoppedMessage(machines []*clusterv1.Machine, days int32, now time.Time) string {
+	var names []string
+	for _, m := range machines {
+		if action, expiry := Decide(m, days, true, now); action == Stopped {
+			_, at, _ := lastRestart(m)
+			names = append(names, fmt.Sprintf("%s (expiry %s, restarted at %s)", m.Name, expiry.UTC().Format(time.RFC3339), at.UTC().Format(time.RFC3339)))
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	sort.Strings(names)
+	return fmt.Sprintf("k3s was restarted for its certificates on %s, and the node still reports the same expiry: "+
+		"a restart renews every leaf certificate k3s reports, so this report is not one a restart renews (forged, or a certificate k3s does not renew); "+
+		"nothing more is done for it. Check the node with `k3s certificate check`; to restart it again remove the annotation %s from its Machine; "+
+		"to replace a server delete its Machine", strings.Join(names, ", "), controlplanev1.CertificatesRestartedForAnnotation)
 }
 
 // lastRestart reads the record of the last completed restart on m.
@@ -188,6 +236,7 @@ func UntilDue(machines []*clusterv1.Machine, days int32, now time.Time) time.Dur
 		}
 		if _, at, ok := lastRestart(m); ok {
 			consider(at.Add(ReportGrace))
+			consider(at.Add(RestartInterval))
 		}
 	}
 	// A second after the moment, so that the pass sees it passed.

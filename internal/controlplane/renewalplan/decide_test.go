@@ -97,9 +97,17 @@ func TestDecideRenewal(t *testing.T) {
 		{"not due", certMachine("a", true, renewalNow.Add(90*day), time.Time{}, nil), true, Nothing},
 		{"being deleted", deleting, true, Nothing},
 		{"restarted for this expiry, report still on its way", certMachine("a", true, expiry, time.Time{}, restarted(renewalNow.Add(-time.Minute), expiry)), true, WaitForReport},
-		{"restarted for this expiry, renewed nothing (the node's clock behind: k3s saw it outside its window): server replaced", certMachine("a", true, expiry, time.Time{}, restarted(renewalNow.Add(-2*time.Hour), expiry)), true, Replace},
-		{"restarted for this expiry, renewed nothing: agent not restarted again", certMachine("w", false, expiry, time.Time{}, restarted(renewalNow.Add(-2*time.Hour), expiry)), true, Nothing},
+		// A restart renews every leaf k3s reports: a date it did not change is not one a
+		// restart renews (forged, or a CA read as a leaf), and a replacement is no more
+		// than churn for it.
+		{"restarted for this expiry, renewed nothing: a server is stopped, not replaced", certMachine("a", true, expiry, time.Time{}, restarted(renewalNow.Add(-2*time.Hour), expiry)), true, Stopped},
+		{"restarted for this expiry, renewed nothing, and the in-place path gone since: still stopped", certMachine("a", true, expiry, time.Time{}, restarted(renewalNow.Add(-2*time.Hour), expiry)), false, Stopped},
+		{"restarted for this expiry, renewed nothing: an agent is stopped", certMachine("w", false, expiry, time.Time{}, restarted(renewalNow.Add(-2*time.Hour), expiry)), true, Stopped},
 		{"restarted a year ago for another expiry", certMachine("a", true, expiry, time.Time{}, restarted(renewalNow.Add(-365*day), expiry.Add(-365*day))), true, Restart},
+		// A restart renews every leaf to a new lifetime: due again, for another date,
+		// within a day of a restart is no genuine report; the node waits.
+		{"restarted an hour ago for another expiry: the next restart waits a day", certMachine("a", true, expiry, time.Time{}, restarted(renewalNow.Add(-time.Hour), expiry.Add(-day))), true, Cooldown},
+		{"restarted 25 hours ago for another expiry", certMachine("a", true, expiry, time.Time{}, restarted(renewalNow.Add(-25*time.Hour), expiry.Add(-day))), true, Restart},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -121,6 +129,40 @@ func TestRenewalReplaceReasonNamesTheExpiry(t *testing.T) {
 	want := "certificates expire at " + rfc(expiry) + ", within rollout.before.certificatesExpiryDays (30 days)"
 	if got != want {
 		t.Errorf("reason = %q, want %q", got, want)
+	}
+}
+
+func TestStoppedMessageSaysWhatToDo(t *testing.T) {
+	expiry := renewalNow.Add(10 * day)
+	stopped := certMachine("a", true, expiry, time.Time{}, map[string]string{
+		controlplanev1.CertificatesRestartedForAnnotation: rfc(expiry),
+		controlplanev1.CertificatesRestartedAtAnnotation:  rfc(renewalNow.Add(-2 * time.Hour)),
+	})
+	due := certMachine("b", true, expiry, time.Time{}, nil)
+	got := StoppedMessage([]*clusterv1.Machine{due, stopped}, 30, renewalNow)
+	for _, want := range []string{"on a (expiry " + rfc(expiry), "k3s certificate check", controlplanev1.CertificatesRestartedForAnnotation, "delete its Machine"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("message %q lacks %q", got, want)
+		}
+	}
+	if strings.Contains(got, " b ") {
+		t.Errorf("message names b, which was never restarted: %q", got)
+	}
+	if got := StoppedMessage([]*clusterv1.Machine{due}, 30, renewalNow); got != "" {
+		t.Errorf("nothing stopped: %q", got)
+	}
+}
+
+func TestCooldownMessage(t *testing.T) {
+	expiry := renewalNow.Add(10 * day)
+	at := renewalNow.Add(-time.Hour)
+	m := certMachine("a", true, expiry, time.Time{}, map[string]string{
+		controlplanev1.CertificatesRestartedForAnnotation: rfc(expiry.Add(-day)),
+		controlplanev1.CertificatesRestartedAtAnnotation:  rfc(at),
+	})
+	got := CooldownMessage([]*clusterv1.Machine{m, certMachine("b", true, expiry, time.Time{}, nil)}, 30, renewalNow)
+	if want := "a (expiry " + rfc(expiry) + ", not before " + rfc(at.Add(RestartInterval)) + ")"; !strings.Contains(got, want) || strings.Contains(got, "b (") {
+		t.Errorf("message %q, want it to name a alone: %q", got, want)
 	}
 }
 
