@@ -46,6 +46,10 @@ var refusedConfigInputs = []webhooktest.RefusedInput{
 		Example: `{"spec":{"template":{"metadata":{"labels":{"not a key":"x"}}}}}`},
 	{Kind: "KThreesConfigTemplate", Op: "create", Field: "spec.template.spec.serverConfig.extraConfig[supervisor-port]",
 		Example: `{"spec":{"template":{"spec":{"serverConfig":{"extraConfig":{"supervisor-port":9345}}}}}}`},
+	{Kind: "KThreesConfigTemplate", Op: "create", Field: "spec.template.metadata.annotations[controlplane.cluster.x-k8s.io/etcd-restore]",
+		Example: `{"spec":{"template":{"metadata":{"annotations":{"controlplane.cluster.x-k8s.io/etcd-restore":"restore-1"}}}}}`},
+	{Kind: "KThreesConfigTemplate", Op: "update", Field: "spec.template.metadata.annotations[controlplane.cluster.x-k8s.io/etcd-restore]",
+		Example: `{"spec":{"template":{"metadata":{"annotations":{"controlplane.cluster.x-k8s.io/etcd-restore":"restore-1"}}}}}`},
 	{Kind: "KThreesConfigTemplate", Op: "update", Field: "spec.template.spec", Example: `{"spec":{"template":{"spec":{"postK3sCommands":["echo done"]}}}}`},
 }
 
