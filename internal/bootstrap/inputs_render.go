@@ -122,7 +122,16 @@ func userInputFailed(config *bootstrapv1.KThreesConfig, err error) error {
 // exception is the server a restore of a running cluster creates (restore.go).
 func (r *Reconciler) role(ctx context.Context, cluster *clusterv1.Cluster, config *bootstrapv1.KThreesConfig, owner *configOwner) (cloudinit.Role, bool, error) {
 	initialized := ptr.Deref(cluster.Status.Initialization.ControlPlaneInitialized, false)
-	if initialized && restoresRunningCluster(config, owner) {
+	if initialized && restoreMarked(config, owner) {
+		// Never a join or an init instead: either would give the server a role nobody
+		// asked for, and hide the mistake.
+		ok, why, err := r.restoreInProgress(ctx, cluster, config, owner)
+		if err != nil || !ok {
+			if why != "" {
+				waiting(config, bootstrapv1.EtcdRestoreNotInProgressReason, why)
+			}
+			return "", false, err
+		}
 		return cloudinit.ServerInit, true, nil
 	}
 	switch {

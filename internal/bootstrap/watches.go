@@ -63,6 +63,12 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	} else {
 		log.Info("KThreesControlPlane is not served: configs join through the control-plane endpoint only")
 	}
+	if r.watchesEtcdRestores(mgr) {
+		// A restore's first server waits until the restore records it (restore.go).
+		restore := &unstructured.Unstructured{}
+		restore.SetGroupVersionKind(etcdRestoreGVK)
+		b = b.Watches(restore, handler.EnqueueRequestsFromMapFunc(r.restoreToConfigs), builder.WithPredicates(restoreProgressed()))
+	}
 	return b.
 		For(&bootstrapv1.KThreesConfig{}, builder.WithPredicates(shard)).
 		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(machineToConfig), builder.WithPredicates(shard)).

@@ -30,8 +30,14 @@ func runCommands(in Input, version string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmds := make([]string, 0, len(in.Spec.PreK3sCommands)+len(in.Spec.PostK3sCommands)+4)
+	snapshotDir, err := snapshotDirCommand(in)
+	if err != nil {
+		return nil, err
+	}
+	cmds := make([]string, 0, len(in.Spec.PreK3sCommands)+len(in.Spec.PostK3sCommands)+5)
 	cmds = append(cmds, in.Spec.PreK3sCommands...)
+	// After preK3sCommands, which may mount the folder's file system.
+	cmds = append(cmds, snapshotDir...)
 	// Right before the install, so that preK3sCommands may put the air-gapped
 	// files in place.
 	if verify != "" {

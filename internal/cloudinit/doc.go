@@ -30,8 +30,9 @@
 //
 // runcmd: (cloud-config only) the chowns of numeric owners, the chmods of setuid/setgid
 // files, the check that cloud-init wrote every file and created every user
-// (cloudconfig_check.go; on a mismatch the script stops), preK3sCommands, the
-// k3s install, postK3sCommands, then the sentinel
+// (cloudconfig_check.go; on a mismatch the script stops), preK3sCommands, on servers
+// the creation of serverConfig.etcd.snapshots.directory (k3s creates only its default
+// folder), the k3s install, postK3sCommands, then the sentinel
 // /run/cluster-api/bootstrap-success.complete, written only if the k3s (or
 // k3s-agent) unit is active.
 //

@@ -145,6 +145,30 @@ func (s *fileSet) addEtcdFiles(v *EtcdS3) error {
 	return s.addGenerated(k3sEnvPath, []byte(env))
 }
 
+// snapshotDirCommand creates spec.serverConfig.etcd.snapshots.directory on a server,
+// before k3s starts. k3s creates only its default folder; a folder named by
+// etcd-snapshot-dir must exist (k3s pkg/etcd/snapshot.go, snapshotDir; v1.34.9,
+// v1.35.4, v1.36.2), or every scheduled snapshot and a cluster-reset restore from
+// S3, which downloads into it, fail. Mode 0700 is the one k3s gives its own folder;
+// an existing folder (a mount, one preK3sCommands made) is left as it is. A path
+// that cannot be a folder stops the bootstrap, saying why, as a failed check does.
+// Nil for agents and where no folder is given.
+func snapshotDirCommand(in Input) ([]string, error) {
+	e := in.Spec.ServerConfig.Etcd
+	if in.Role == Agent || e == nil || e.Snapshots == nil || e.Snapshots.Directory == "" {
+		return nil, nil
+	}
+	d := e.Snapshots.Directory
+	if !carriable(d) || strings.ContainsAny(d, "\n\r") {
+		return nil, fmt.Errorf("spec.serverConfig.etcd.snapshots.directory %s", notCarriable)
+	}
+	if !path.IsAbs(d) {
+		return nil, fmt.Errorf("spec.serverConfig.etcd.snapshots.directory %q must be absolute", d)
+	}
+	return []string{fmt.Sprintf("mkdir -p -m 0700 %s || %s", shellQuote(d),
+		failInline(fmt.Sprintf("could not create the etcd snapshot folder %s (serverConfig.etcd.snapshots.directory)", d)))}, nil
+}
+
 // restoreCommands restores the embedded etcd from spec.serverConfig.etcd.restoreFrom
 // on the first server, before its k3s service starts: k3s's cluster-reset with
 // cluster-reset-restore-path, run once in the foreground (k3s exits when the restore

@@ -54,6 +54,12 @@ func addExtraOptions(o k3sOptions, in Input) error {
 				unknown = append(unknown, fmt.Sprintf("%s[%s] is k3s's short form of %s; write %s", l.path, key, full, full))
 				continue
 			}
+			if why, ok := k3s.UnsupportedOptions[name]; ok {
+				// Stored before the webhook refused it: an error on the config, never a
+				// silently dropped or silently written option.
+				unknown = append(unknown, fmt.Sprintf("%s[%s]: %s", l.path, key, why))
+				continue
+			}
 			if _, managed := k3s.ManagedOptions[name]; managed || typed[name] {
 				continue
 			}

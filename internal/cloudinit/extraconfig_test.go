@@ -130,6 +130,12 @@ func TestExtraConfigErrors(t *testing.T) {
 		{"object value", ServerInit, func(in *Input) {
 			in.Spec.ServerConfig.ExtraConfig = extraJSON("etcd-s3-timeout", `{"a":"b"}`)
 		}, "spec.serverConfig.extraConfig[etcd-s3-timeout]: must be a string, a bool, a number or a list of strings, not an object"},
+		// A config stored before the webhook refused it: rendered, the server's
+		// supervisor would listen where no join, registration check or snapshot
+		// request of capk3s reaches it.
+		{"supervisor-port", ServerJoin, func(in *Input) {
+			in.Spec.ServerConfig.ExtraConfig = extraJSON("supervisor-port", `9345`)
+		}, "spec.serverConfig.extraConfig[supervisor-port]: capk3s does not support k3s's supervisor-port: it reaches k3s's supervisor"},
 	}
 	for _, tc := range cases {
 		in := minimal(tc.role)

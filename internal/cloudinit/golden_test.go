@@ -238,6 +238,9 @@ func goldenCases() []goldenCase {
 		return m
 	}
 
+	// k3s makes no snapshot folder but its default one (etcd_dir_test.go).
+	wantSnapshotDir := "mkdir -p -m 0700 '/var/lib/etcd-snapshots' || { echo 'capk3s: bootstrap failed: could not create the etcd snapshot folder /var/lib/etcd-snapshots (serverConfig.etcd.snapshots.directory); k3s is not installed' >&2; " +
+		"mkdir -p /run/cluster-api && echo 'could not create the etcd snapshot folder /var/lib/etcd-snapshots (serverConfig.etcd.snapshots.directory)' > /run/cluster-api/bootstrap-failed; exit 1; }"
 	return []goldenCase{
 		{
 			// The first server of a restored cluster: snapshots to S3, and a restore
@@ -252,7 +255,7 @@ func goldenCases() []goldenCase {
 			wantConfig: serverKeys(withKeys(etcdKeys, map[string]any{"cluster-init": true})),
 			absent:     []string{"etcd-s3-access-key", "etcd-s3-secret-key", "cluster-reset", "cluster-reset-restore-path"},
 			wantRunCmd: []string{
-				"echo pre-1", "echo 'pre 2' > /tmp/pre",
+				"echo pre-1", "echo 'pre 2' > /tmp/pre", wantSnapshotDir,
 				"curl -sfL 'https://get.k3s.io' | INSTALL_K3S_SKIP_START=true INSTALL_K3S_VERSION='v1.35.4+k3s1' sh -s - server",
 				"(set -a; [ ! -f /etc/default/k3s ] || . /etc/default/k3s; set +a; k3s server --cluster-reset --cluster-reset-restore-path='etcd-snapshot-cp-0-1700000000') && systemctl start k3s",
 				"echo post-1", serverSentinel,
@@ -270,7 +273,7 @@ func goldenCases() []goldenCase {
 			},
 			wantConfig: serverKeys(withKeys(etcdKeys, map[string]any{"server": testServerURL})),
 			absent:     []string{"etcd-s3-access-key", "etcd-s3-secret-key", "cluster-reset", "cluster-reset-restore-path", "cluster-init"},
-			wantRunCmd: []string{"echo pre-1", "echo 'pre 2' > /tmp/pre", wantInstall, "echo post-1", serverSentinel},
+			wantRunCmd: []string{"echo pre-1", "echo 'pre 2' > /tmp/pre", wantSnapshotDir, wantInstall, "echo post-1", serverSentinel},
 			wantPaths:  etcdPaths,
 		},
 		{

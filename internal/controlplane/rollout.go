@@ -36,6 +36,11 @@ func (r *Reconciler) reconcileReplicas(ctx context.Context, cluster *clusterv1.C
 	}
 	switch step {
 	case serverplan.StepScaleUp:
+		if why := unsupportedOptions(kcp); why != "" {
+			// The spec changes to fix it, which wakes the control plane.
+			seen.blocked = why
+			return ctrl.Result{}, nil
+		}
 		return ctrl.Result{}, r.scaleUp(ctx, cluster, kcp, seen.machines, outdated)
 	case serverplan.StepScaleDown:
 		victim := serverplan.SelectMachineForScaleDown(ctx, cluster, seen.machines, outdated, updatingInPlace)

@@ -68,6 +68,17 @@ var ManagedOptions = map[string]string{
 	"etcd-s3-config-secret": "serverConfig.etcd.snapshots.s3.credentialsSecret",
 }
 
+// UnsupportedOptions are k3s options capk3s cannot honour, each to why: setting one
+// would leave k3s running where capk3s does not look for it. Unlike ManagedOptions no
+// field sets them; the webhooks refuse them and the renderer will not write them.
+var UnsupportedOptions = map[string]string{
+	// Hidden in k3s (pkg/cli/cmds/server.go, v1.34-v1.36); pkg/cli/server/server.go
+	// falls back to https-listen-port only when it is unset.
+	"supervisor-port": "capk3s does not support k3s's supervisor-port: it reaches k3s's supervisor (joins, the registration check, " +
+		"etcd snapshots and restores) on the control plane endpoint's port, which is the https port (serverConfig.httpsListenPort); " +
+		"a supervisor on another port would be unreachable to all of them",
+}
+
 // OptionName is the option a config key sets: a trailing "+" (k3s's syntax for
 // appending to a list from another config file) is part of no option's name.
 func OptionName(key string) string {

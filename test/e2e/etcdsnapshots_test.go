@@ -19,11 +19,14 @@ import (
 // withEtcdSnapshots gives the scenario's servers scheduled snapshots to S3, with
 // the credentials from a Secret it creates, and a restore on the first server: the
 // simulator refuses S3 credentials in config.yaml and a restore on any joining
-// server, and records snapshots as k3s does.
+// server, and records snapshots as k3s does. The snapshots go to a folder of the
+// user's, which k3s does not create: the simulator fails the restore from S3 and
+// every save unless the bootstrap data makes it.
 func (s *scenario) withEtcdSnapshots() {
 	s.t.Helper()
 	s.objs.ControlPlane.Spec.KThreesConfigSpec.ServerConfig.Etcd = &bootstrapv1.Etcd{
-		Snapshots:   &bootstrapv1.EtcdSnapshots{Schedule: "0 */6 * * *", Retention: ptr.To[int32](5), S3: s.etcdS3()},
+		Snapshots: &bootstrapv1.EtcdSnapshots{Schedule: "0 */6 * * *", Retention: ptr.To[int32](5), S3: s.etcdS3(),
+			Directory: "/var/lib/etcd-snapshots"},
 		RestoreFrom: "etcd-snapshot-old-cluster-1700000000",
 	}
 	// The old cluster's snapshot is in the bucket: the simulator restores only what is.

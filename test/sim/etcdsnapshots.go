@@ -72,6 +72,9 @@ type snapshotPlan struct {
 	compress                 bool
 	s3                       bool
 	bucket, folder, endpoint string
+	// folders are the folders the server has (madeFolders): a save into another
+	// than k3s's default one fails without them (k3smodel.SnapshotDir).
+	folders map[string]bool
 }
 
 // snapshotPlan is nil when the server has no snapshot schedule.
@@ -98,6 +101,7 @@ func (b *bootData) snapshotSettings() *snapshotPlan {
 	if p.endpoint == "" {
 		p.endpoint = defaultS3Endpoint
 	}
+	p.folders = b.madeFolders()
 	p.s3, _ = b.k3sConfig["etcd-s3"].(bool)
 	p.compress, _ = b.k3sConfig["etcd-snapshot-compress"].(bool)
 	return p
@@ -117,6 +121,10 @@ func (p *snapshotPlan) take(ctx context.Context, c *workloadCluster, cl client.C
 		s3 = &k3smodel.EtcdS3{Bucket: p.bucket, Folder: p.folder, Endpoint: p.endpoint}
 	}
 	_, err := c.saveSnapshot(ctx, cl, node, k3smodel.SnapshotSettings{Name: p.name, Dir: p.dir, Compress: p.compress, S3: s3}, now)
+	if isSnapshotDirError(err) {
+		// k3s logs it and tries again at the next scheduled time; nothing is recorded.
+		return nil
+	}
 	return err
 }
 
@@ -126,6 +134,10 @@ func (p *snapshotPlan) take(ctx context.Context, c *workloadCluster, cl client.C
 // the machine), a copy goes to S3 when the settings have S3, and each gets its
 // ETCDSnapshotFile. It returns the names created, as k3s's SnapshotResult.
 func (c *workloadCluster) saveSnapshot(ctx context.Context, cl client.Client, node string, set k3smodel.SnapshotSettings, now time.Time) ([]string, error) {
+	// Before anything is saved or recorded (pkg/etcd/snapshot.go snapshot).
+	if _, err := k3smodel.SnapshotDir(set.Dir, c.hasFolder(node)); err != nil {
+		return nil, &snapshotDirError{err}
+	}
 	data, err := c.capture(ctx)
 	if err != nil {
 		return nil, err
@@ -151,6 +163,14 @@ func (c *workloadCluster) saveSnapshot(ctx context.Context, cl client.Client, no
 		}
 	}
 	return created, nil
+}
+
+// hasFolder says whether a folder exists on node, from the data it booted with.
+func (c *workloadCluster) hasFolder(node string) func(string) bool {
+	c.mu.Lock()
+	settings := c.serverSettings[node]
+	c.mu.Unlock()
+	return func(dir string) bool { return settings != nil && settings.folders[path.Clean(dir)] }
 }
 
 // writeSnapshotRecord writes an ETCDSnapshotFile as k3s's ToETCDSnapshotFile fills it

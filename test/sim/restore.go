@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -112,6 +113,15 @@ func (b *bootData) checkRestore() (restoreSource, error) {
 		endpoint := b.str("etcd-s3-endpoint")
 		if endpoint == "" {
 			endpoint = defaultS3Endpoint
+		}
+		// A download from S3, or a compressed file's unpacking, goes into the snapshot
+		// folder, which k3s makes only when it is its default one (pkg/etcd/etcd.go
+		// Start and Restore; v1.34.9, v1.35.4, v1.36.2).
+		if plan.S3 || strings.HasSuffix(plan.File, ".zip") {
+			folders := b.madeFolders()
+			if _, err := k3smodel.SnapshotDir(b.str("etcd-snapshot-dir"), func(d string) bool { return folders[path.Clean(d)] }); err != nil {
+				return src, fmt.Errorf("failed to get the snapshot dir: %w", err)
+			}
 		}
 		if plan.S3 {
 			data, ok := s3Snapshot(endpoint, b.str("etcd-s3-bucket"), plan.Key)

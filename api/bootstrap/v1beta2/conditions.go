@@ -41,6 +41,11 @@ const (
 	// WaitingForInitLockReason: another server holds the init lock and initializes the cluster.
 	WaitingForInitLockReason = "WaitingForInitLock"
 
+	// EtcdRestoreNotInProgressReason: a server config carries the etcd restore's
+	// annotation, but no KThreesEtcdRestore in progress made it its first server; it
+	// gets no bootstrap data (neither a restore nor a join) until one does.
+	EtcdRestoreNotInProgressReason = "EtcdRestoreNotInProgress"
+
 	// DataSecretGenerationFailedReason: the configuration cannot be turned into bootstrap
 	// data (bad version, a missing referenced Secret, ...); the message says what to fix.
 	DataSecretGenerationFailedReason = "DataSecretGenerationFailed"

@@ -42,6 +42,9 @@ type EtcdSnapshots struct {
 
 	// directory is where each server keeps its snapshots (k3s etcd-snapshot-dir),
 	// an absolute path. k3s's default: /var/lib/rancher/k3s/server/db/snapshots.
+	// k3s creates only its default folder, so capk3s creates this one (mode 0700,
+	// parents as needed) on each server before k3s starts; an existing folder, such
+	// as a mount, is left as it is.
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	Directory string `json:"directory,omitempty"`

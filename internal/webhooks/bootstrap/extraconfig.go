@@ -49,6 +49,10 @@ func validateExtraOptions(options map[string]apiextensionsv1.JSON, minors []int,
 			errs = append(errs, field.Invalid(p, key, fmt.Sprintf("is k3s's short form of %s; write %s", full, full)))
 			continue
 		}
+		if why, ok := k3s.UnsupportedOptions[name]; ok {
+			errs = append(errs, field.Forbidden(p, why))
+			continue
+		}
 		if instead, ok := k3s.ManagedOptions[name]; ok {
 			errs = append(errs, field.Forbidden(p, fmt.Sprintf("capk3s sets k3s's %s itself; use %s instead", name, instead)))
 			continue

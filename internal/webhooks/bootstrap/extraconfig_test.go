@@ -26,7 +26,7 @@ func TestValidateExtraConfig(t *testing.T) {
 		{name: "none"},
 		{
 			name:   "options of each role, every kind of value",
-			server: extra("flannel-backend", `"wireguard-native"`, "secrets-encryption", `true`, "supervisor-port", `9345`, "etcd-arg", `["quota-backend-bytes=8589934592"]`, "node-ip", `"10.0.0.5"`),
+			server: extra("flannel-backend", `"wireguard-native"`, "secrets-encryption", `true`, "etcd-arg", `["quota-backend-bytes=8589934592"]`, "node-ip", `"10.0.0.5"`),
 			agent:  extra("node-ip", `"10.0.0.5,2001:db8::5"`, "node-external-ip", `["1.2.3.4"]`, "selinux", `true`, "lb-server-port", `6444`, "flannel-cni-conf", `"/etc/cni.conf"`),
 		},
 		{
@@ -67,6 +67,16 @@ func TestValidateExtraConfig(t *testing.T) {
 			},
 		},
 		{
+			// k3s's hidden supervisor-port (pkg/cli/cmds/server.go, v1.34-v1.36) moves the
+			// supervisor off the https port, which is the one capk3s reaches it on.
+			name:   "an option capk3s cannot honour",
+			server: extra("supervisor-port", `9345`, "supervisor-port+", `9346`),
+			want: []string{
+				`spec.serverConfig.extraConfig[supervisor-port]: Forbidden: ` + supervisorPortWhy,
+				`spec.serverConfig.extraConfig[supervisor-port+]: Forbidden: ` + supervisorPortWhy,
+			},
+		},
+		{
 			name:   "values k3s cannot take",
 			server: extra("etcd-s3-timeout", `{"a":"b"}`, "etcd-arg", `["a",1]`, "write-kubeconfig-mode", `null`),
 			agent:  extra("vpn-auth", ``),
@@ -97,6 +107,9 @@ func TestValidateExtraConfig(t *testing.T) {
 		})
 	}
 }
+
+// supervisorPortWhy is the refusal of k3s's supervisor-port, as users read it.
+const supervisorPortWhy = "capk3s does not support k3s's supervisor-port: it reaches k3s's supervisor (joins, the registration check, etcd snapshots and restores) on the control plane endpoint's port, which is the https port (serverConfig.httpsListenPort); a supervisor on another port would be unreachable to all of them"
 
 // k3sFlagCases are options k3s's own source (pkg/cli/cmds, v1.34-v1.36) refuses or
 // takes, where the earlier hand-written list said otherwise.

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
+	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 	"github.com/capk3s/capk3s/internal/conversion"
 	"github.com/capk3s/capk3s/internal/webhooks/webhookutil"
 )
@@ -46,6 +47,7 @@ func (*KThreesConfigTemplate) ValidateCreate(_ context.Context, t *bootstrapv1.K
 	specPath := field.NewPath("spec", "template", "spec")
 	errs := validateSpec(&t.Spec.Template.Spec, specPath)
 	errs = append(errs, t.Spec.Template.ObjectMeta.Validate(field.NewPath("spec", "template", "metadata"))...)
+	errs = append(errs, webhookutil.RestoreMarkErrors(t.Spec.Template.ObjectMeta.Annotations, field.NewPath("spec", "template", "metadata"))...)
 	return IgnoredFieldWarnings(&t.Spec.Template.Spec, specPath), templateInvalid(t.Name, errs)
 }
 
@@ -69,6 +71,9 @@ func (*KThreesConfigTemplate) ValidateUpdate(ctx context.Context, oldT, newT *bo
 		warnings = IgnoredFieldWarnings(&newT.Spec.Template.Spec, field.NewPath("spec", "template", "spec"))
 	}
 	errs = append(errs, webhookutil.ValidateTemplateMetadataUpdate(&oldT.Spec.Template.ObjectMeta, &newT.Spec.Template.ObjectMeta)...)
+	if _, before := oldT.Spec.Template.ObjectMeta.Annotations[controlplanev1.EtcdRestoreAnnotation]; !before {
+		errs = append(errs, webhookutil.RestoreMarkErrors(newT.Spec.Template.ObjectMeta.Annotations, field.NewPath("spec", "template", "metadata"))...)
+	}
 	return warnings, templateInvalid(newT.Name, errs)
 }
 

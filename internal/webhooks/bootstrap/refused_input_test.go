@@ -28,6 +28,10 @@ var refusedConfigInputs = []webhooktest.RefusedInput{
 	{Kind: "KThreesConfig", Op: "create", Field: "spec.serverConfig.advertiseAddress", Example: `{"spec":{"serverConfig":{"advertiseAddress":"server-0"}}}`},
 	{Kind: "KThreesConfig", Op: "create", Field: "spec.serverConfig.extraConfig[tls-san]",
 		Example: `{"spec":{"serverConfig":{"extraConfig":{"tls-san":["x.example.com"]}}}}`},
+	{Kind: "KThreesConfig", Op: "create", Field: "spec.serverConfig.extraConfig[supervisor-port]",
+		Example: `{"spec":{"serverConfig":{"extraConfig":{"supervisor-port":9345}}}}`},
+	{Kind: "KThreesConfig", Op: "update", Field: "spec.serverConfig.extraConfig[supervisor-port]",
+		Example: `{"spec":{"serverConfig":{"extraConfig":{"supervisor-port":9345}}}}`},
 	{Kind: "KThreesConfig", Op: "create", Field: "spec.agentConfig.extraConfig[secrets-encryption]",
 		Example: `{"spec":{"agentConfig":{"extraConfig":{"secrets-encryption":true}}}}`},
 	{Kind: "KThreesConfig", Op: "create", Field: "spec.agentConfig.installScriptURL",
@@ -40,6 +44,12 @@ var refusedConfigInputs = []webhooktest.RefusedInput{
 	{Kind: "KThreesConfigTemplate", Op: "create", Field: "spec.template.spec.version", Example: `{"spec":{"template":{"spec":{"version":"v1.031.4+k3s1"}}}}`},
 	{Kind: "KThreesConfigTemplate", Op: "create", Field: "spec.template.metadata.labels",
 		Example: `{"spec":{"template":{"metadata":{"labels":{"not a key":"x"}}}}}`},
+	{Kind: "KThreesConfigTemplate", Op: "create", Field: "spec.template.spec.serverConfig.extraConfig[supervisor-port]",
+		Example: `{"spec":{"template":{"spec":{"serverConfig":{"extraConfig":{"supervisor-port":9345}}}}}}`},
+	{Kind: "KThreesConfigTemplate", Op: "create", Field: "spec.template.metadata.annotations[controlplane.cluster.x-k8s.io/etcd-restore]",
+		Example: `{"spec":{"template":{"metadata":{"annotations":{"controlplane.cluster.x-k8s.io/etcd-restore":"restore-1"}}}}}`},
+	{Kind: "KThreesConfigTemplate", Op: "update", Field: "spec.template.metadata.annotations[controlplane.cluster.x-k8s.io/etcd-restore]",
+		Example: `{"spec":{"template":{"metadata":{"annotations":{"controlplane.cluster.x-k8s.io/etcd-restore":"restore-1"}}}}}`},
 	{Kind: "KThreesConfigTemplate", Op: "update", Field: "spec.template.spec", Example: `{"spec":{"template":{"spec":{"postK3sCommands":["echo done"]}}}}`},
 }
 

@@ -31,7 +31,7 @@ func validSpec() bootstrapv1.KThreesConfigSpec {
 			HTTPSListenPort: "6443", AdvertisePort: "443",
 			BindAddress: "0.0.0.0", AdvertiseAddress: "10.0.0.10",
 			ClusterCidr: "10.42.0.0/16,2001:db8:42::/56", ServiceCidr: "10.43.0.0/16,2001:db8:43::/112", ClusterDNS: "10.43.0.10",
-			ExtraConfig: extra("flannel-backend", `"wireguard-native"`, "secrets-encryption", `true`, "supervisor-port", `9345`),
+			ExtraConfig: extra("flannel-backend", `"wireguard-native"`, "secrets-encryption", `true`, "etcd-expose-metrics", `true`),
 		},
 		AgentConfig: bootstrapv1.KThreesAgentConfig{ExtraConfig: extra("node-external-ip+", `["203.0.113.5"]`),
 			InstallScriptURL:    "https://mirror.example.com/k3s/install.sh",

@@ -18,6 +18,7 @@ import (
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 	"github.com/capk3s/capk3s/internal/k3s"
 	bootstrapwebhooks "github.com/capk3s/capk3s/internal/webhooks/bootstrap"
+	"github.com/capk3s/capk3s/internal/webhooks/webhookutil"
 )
 
 // maxTimeout is the longest duration the int32 *TimeoutSeconds fields hold.
@@ -136,6 +137,7 @@ func validateVersionChange(oldVersion, newVersion string, fldPath *field.Path) f
 func validateMachineTemplate(mt *controlplanev1.KThreesControlPlaneMachineTemplate, namespace string, fldPath *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	errs = append(errs, mt.ObjectMeta.Validate(fldPath.Child("metadata"))...)
+	errs = append(errs, webhookutil.RestoreMarkErrors(mt.ObjectMeta.Annotations, fldPath.Child("metadata"))...)
 
 	specPath := fldPath.Child("spec")
 	errs = append(errs, validateTaints(mt.Spec.Taints, specPath.Child("taints"))...)
@@ -351,6 +353,7 @@ func validateTemplateSpec(spec *controlplanev1.KThreesControlPlaneTemplateResour
 	if mt := spec.MachineTemplate; mt != nil {
 		mtPath := fldPath.Child("machineTemplate")
 		errs = append(errs, mt.ObjectMeta.Validate(mtPath.Child("metadata"))...)
+		errs = append(errs, webhookutil.RestoreMarkErrors(mt.ObjectMeta.Annotations, mtPath.Child("metadata"))...)
 		errs = append(errs, validateTaints(mt.Spec.Taints, mtPath.Child("spec", "taints"))...)
 		errs = append(errs, validateDeprecatedTimeouts(templateDeprecatedTimeouts(mt), mtPath)...)
 	}
