@@ -133,10 +133,6 @@ type SnapshotSettings struct {
 	S3       *EtcdS3
 }
 
-// DefaultSnapshotDir is k3s's snapshot folder under the default data dir
-// (pkg/etcd/snapshot.go snapshotDir; pkg/cli/cmds/server.go etcd-snapshot-dir).
-const DefaultSnapshotDir = "/var/lib/rancher/k3s/server/db/snapshots"
-
 // SaveSettings lays a save request over a server's settings; the server's Dir is
 // not used (see SnapshotSettings).
 func SaveSettings(r SnapshotRequest, server SnapshotSettings) SnapshotSettings {
