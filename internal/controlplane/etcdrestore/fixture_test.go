@@ -98,6 +98,16 @@ func runningCluster(t *testing.T, ns string) {
 	must(t, env.Client.Patch(ctx, kcp, client.MergeFrom(before)))
 }
 
+// provenCluster is runningCluster with its k3s supervisor answering on the
+// endpoint and snapName in the control plane's S3 folder, taken by this cluster.
+func provenCluster(t *testing.T, ns string) *fakeSupervisor {
+	t.Helper()
+	runningCluster(t, ns)
+	f := startSupervisor(t, ns)
+	f.put("backups", "c1/"+snapName, k3sTokenHash(f.password))
+	return f
+}
+
 // newServer creates a Ready server Machine of kcp with its Node, as the control plane
 // and CAPI leave one.
 func newServer(t *testing.T, kcp *controlplanev1.KThreesControlPlane, name string) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
@@ -33,6 +34,16 @@ type Decision struct {
 	// DeleteNodes are Nodes to delete in the workload cluster: servers' Nodes the
 	// snapshot brought back that no current server has.
 	DeleteNodes []WorkloadNode
+	// SafetySnapshot is the safety snapshot to record (status.safetySnapshot).
+	SafetySnapshot string
+	// TakeLock asks to write the control plane's restore lock for this restore
+	// (with an optimistic lock), and to add the restore's finalizer.
+	TakeLock bool
+	// TakeOver marks the lock taken as a takeover from a failed restore.
+	TakeOver bool
+	// TakeSafetySnapshot asks for a snapshot of the running cluster to S3, named
+	// with World.SafetyPrefix.
+	TakeSafetySnapshot bool
 	// Poll asks for another pass soon: the restore waits on something no watch
 	// announces (Cluster API's connection to the old workload API going away, the
 	// workload cluster's Nodes).
@@ -47,12 +58,12 @@ func Decide(restore string, status controlplanev1.KThreesEtcdRestoreStatus, w Wo
 		phase = controlplanev1.EtcdRestorePending
 	}
 	keep := Decision{Phase: phase, Message: status.Message, Snapshot: status.SnapshotName, FirstServer: status.FirstServer,
-		OldServerNodes: status.OldServerNodes}
+		OldServerNodes: status.OldServerNodes, SafetySnapshot: status.SafetySnapshot}
 	if phase.Finished() {
 		return keep
 	}
 	if phase == controlplanev1.EtcdRestorePending {
-		return decidePending(keep, w)
+		return decidePending(restore, keep, w)
 	}
 	if gone := controlPlaneGone(w); gone != "" {
 		keep.Phase, keep.Message = controlplanev1.EtcdRestoreFailed, gone
@@ -88,26 +99,116 @@ func controlPlaneGone(w World) string {
 	return ""
 }
 
-func decidePending(d Decision, w World) Decision {
-	if why := refusal(w); why != "" {
+func decidePending(restore string, d Decision, w World) Decision {
+	refuse := func(why string) Decision {
 		d.Phase, d.Message = controlplanev1.EtcdRestoreRefused, "refused, nothing was changed: "+why
 		return d
 	}
-	switch s := w.Snapshot; {
+	l := w.Lock
+	takeover := l.Holder != "" && l.Holder != restore && l.HolderPhase == controlplanev1.EtcdRestoreFailed
+	tookOver := l.Holder == restore && l.TakenOver
+	if l.Holder != "" && l.Holder != restore && !takeover {
+		return refuse(fmt.Sprintf("KThreesEtcdRestore %s holds this control plane (phase %s): one restore of a cluster at a time", l.Holder, orPending(l.HolderPhase)))
+	}
+	if why := refusal(w, takeover || tookOver); why != "" {
+		return refuse(why)
+	}
+	if w.EndpointServer != "" && !takeover && !tookOver {
+		return refuse(fmt.Sprintf("the Cluster's controlPlaneEndpoint is the own address of server %s, which the restore deletes: "+
+			"no new server could be reached there; give the Cluster an endpoint that outlives its servers (a load balancer or a virtual IP)", w.EndpointServer))
+	}
+	s := w.Snapshot
+	switch {
 	case s.Problem != "":
-		d.Phase, d.Message = controlplanev1.EtcdRestoreRefused, "refused, nothing was changed: "+s.Problem
+		return refuse(s.Problem)
 	case s.Name == "":
 		d.Message = "waiting for the snapshot: " + s.Wait
-	default:
-		d.Phase, d.Snapshot = controlplanev1.EtcdRestoreDeletingServers, s.Name
-		d.Message = fmt.Sprintf("restoring snapshot %s: deleting the old servers", s.Name)
+		return d
 	}
+	d.Snapshot = s.Name
+	if tookOver {
+		// Proved against the failed restore's record when the lock was taken.
+		d.Phase = controlplanev1.EtcdRestoreDeletingServers
+		d.Message = fmt.Sprintf("restoring snapshot %s after a failed restore (no safety snapshot: no server runs): deleting what is left of the servers", d.Snapshot)
+		return d
+	}
+	if takeover {
+		return decideTakeover(d, w)
+	}
+	wait, problem := prove(s.Name, w.S3, w.Proof, w.ClusterName, w.Created, w.Now)
+	switch {
+	case problem != "":
+		return refuse(problem)
+	case wait != "":
+		d.Snapshot = ""
+		d.Message = wait
+		return d
+	}
+	proven := fmt.Sprintf("snapshot %s proven in bucket %q, folder %q", s.Name, w.S3.Bucket, w.S3.Folder)
+	if l.Holder != restore {
+		d.TakeLock = true
+		d.Message = proven + "; taking the control plane's restore lock"
+		return d
+	}
+	if d.SafetySnapshot == "" {
+		if d.SafetySnapshot = FindSafety(w); d.SafetySnapshot == "" {
+			d.TakeSafetySnapshot = true
+			d.Message = fmt.Sprintf("%s; taking a safety snapshot %s of the running cluster to S3 before anything is deleted", proven, w.SafetyPrefix)
+			return d
+		}
+	}
+	d.Phase = controlplanev1.EtcdRestoreDeletingServers
+	d.Message = fmt.Sprintf("restoring snapshot %s (safety snapshot %s taken): deleting the old servers", s.Name, d.SafetySnapshot)
 	return d
+}
+
+// decideTakeover starts a restore of a cluster whose servers a failed restore
+// deleted: nothing runs to prove a snapshot on, so only the snapshots that restore
+// proved or took itself, while the old servers ran, may be restored; no safety
+// snapshot is taken, there is no cluster to save.
+func decideTakeover(d Decision, w World) Decision {
+	l := w.Lock
+	if d.Snapshot != l.HolderSnapshot && d.Snapshot != l.HolderSafetySnapshot {
+		d.Phase = controlplanev1.EtcdRestoreRefused
+		d.Message = fmt.Sprintf("refused, nothing was changed: KThreesEtcdRestore %s failed after it deleted the servers, so no server runs to prove snapshot %s on; "+
+			"a restore that takes over may only restore what that restore proved or took before it deleted anything: %s",
+			l.Holder, d.Snapshot, list(nonEmpty(l.HolderSafetySnapshot, l.HolderSnapshot)))
+		return d
+	}
+	d.TakeLock, d.TakeOver = true, true
+	d.Message = fmt.Sprintf("taking over the control plane from the failed KThreesEtcdRestore %s to restore snapshot %s", l.Holder, d.Snapshot)
+	return d
+}
+
+func nonEmpty(s ...string) []string {
+	var out []string
+	for _, x := range s {
+		if x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func orPending(p controlplanev1.EtcdRestorePhase) controlplanev1.EtcdRestorePhase {
+	if p == "" {
+		return controlplanev1.EtcdRestorePending
+	}
+	return p
+}
+
+// Refusal says why a restore may not start on this world, before its snapshot is
+// proven: the controller does not ask k3s for a list it would not use.
+func Refusal(w World) string {
+	return refusal(w, false)
 }
 
 // refusal says why a restore may not start now, "" when it may. Everything it
 // checks would otherwise fight the restore over the servers, or make it pointless.
-func refusal(w World) string {
+//
+// A takeover (a new restore after a failed one) is not refused for the state of
+// the servers: the failed restore left them as they are.
+func refusal(w World, takeover bool) string {
 	if !w.ClusterFound {
 		return "the Cluster does not exist"
 	}
@@ -126,6 +227,9 @@ func refusal(w World) string {
 	}
 	if !ptr.Deref(kcp.Status.Initialization.ControlPlaneInitialized, false) {
 		return "the control plane was never initialized; a new cluster restores with kthreesConfigSpec.serverConfig.etcd.restoreFrom"
+	}
+	if takeover {
+		return ""
 	}
 	if w.Remediating {
 		return "a remediation of the control plane is in progress"
@@ -205,11 +309,45 @@ func decideFirstServer(restore string, d Decision, w World) Decision {
 		d.Message = fmt.Sprintf("snapshot %s restored on %s; the control plane joins the other servers", d.Snapshot, first.Name)
 		return d
 	}
+	if late := firstServerLate(w); late != "" {
+		d.Phase = controlplanev1.EtcdRestoreFailed
+		d.Message = fmt.Sprintf("the first server %s did not restore snapshot %s %s (%s); the cluster has no working server. %s",
+			first.Name, d.Snapshot, late, orNone(first.Status), wayOut(d))
+		return d
+	}
 	d.Message = fmt.Sprintf("restoring snapshot %s on the first server %s", d.Snapshot, first.Name)
 	if first.Status != "" {
 		d.Message += ": " + first.Status
 	}
 	return d
+}
+
+// DefaultFirstServerDeadline is how long the first server has to restore the
+// snapshot, from the restore's entry into RestoringFirstServer: a machine to
+// provision, k3s to download the snapshot and reset etcd, and its Node to come up,
+// with room to spare.
+const DefaultFirstServerDeadline = 20 * time.Minute
+
+// firstServerLate says how late the first server is, "" while it is in time.
+func firstServerLate(w World) string {
+	deadline := w.FirstServerDeadline
+	if deadline <= 0 {
+		deadline = DefaultFirstServerDeadline
+	}
+	if w.FirstServerSince.IsZero() || w.Now.Sub(w.FirstServerSince) < deadline {
+		return ""
+	}
+	return fmt.Sprintf("within %s of %s", deadline, stamp(w.FirstServerSince))
+}
+
+// wayOut tells a user what to do once a restore failed after it deleted servers.
+func wayOut(d Decision) string {
+	back := d.Snapshot
+	if d.SafetySnapshot != "" {
+		back = d.SafetySnapshot + " (the cluster as it was before this restore) or " + d.Snapshot
+	}
+	return fmt.Sprintf("Way out: create a new KThreesEtcdRestore of this cluster with spec.snapshotName %s; it takes over from this one "+
+		"(keep this restore until then: it holds the control plane, which would otherwise join servers to a cluster that has none); see docs/etcd-snapshots.md", back)
 }
 
 func decideJoining(d Decision, w World) Decision {
