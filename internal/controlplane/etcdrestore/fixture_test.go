@@ -176,9 +176,15 @@ func releaseDeleted(t *testing.T, ns string) {
 
 func newRestore(t *testing.T, ns, name string) *controlplanev1.KThreesEtcdRestore {
 	t.Helper()
+	return newRestoreOf(t, ns, name, snapName)
+}
+
+// newRestoreOf creates a restore of c1 to the snapshot snap.
+func newRestoreOf(t *testing.T, ns, name, snap string) *controlplanev1.KThreesEtcdRestore {
+	t.Helper()
 	r := &controlplanev1.KThreesEtcdRestore{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       controlplanev1.KThreesEtcdRestoreSpec{ClusterName: "c1", SnapshotName: snapName},
+		Spec:       controlplanev1.KThreesEtcdRestoreSpec{ClusterName: "c1", SnapshotName: snap},
 	}
 	must(t, env.Client.Create(context.Background(), r))
 	return r
