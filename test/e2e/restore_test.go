@@ -41,6 +41,7 @@ func (s *scenario) restoreToSnapshot(snap string) {
 	secrets := s.clusterSecrets()
 	before := s.liveNodes(s.ctx)
 	restores := simulator.Restores(s.key)
+	s.refusedRestoreOfAMissingSnapshot()
 
 	restore := &controlplanev1.KThreesEtcdRestore{
 		ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "restore-" + snap},
@@ -143,6 +144,42 @@ func (s *scenario) restoreToSnapshot(snap string) {
 	if simulator.QuorumLost(s.key) {
 		s.t.Error("the restored etcd lost quorum")
 	}
+}
+
+// refusedRestoreOfAMissingSnapshot restores the running cluster to a snapshot that
+// is not in its S3 folder: k3s's list, asked through the supervisor with the control
+// plane's S3 block, does not show it, and the restore is Refused with nothing
+// deleted.
+func (s *scenario) refusedRestoreOfAMissingSnapshot() {
+	s.t.Helper()
+	start := time.Now()
+	servers := s.serverNames()
+	missing := &controlplanev1.KThreesEtcdRestore{
+		ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "restore-missing"},
+		Spec:       controlplanev1.KThreesEtcdRestoreSpec{ClusterName: s.key.Name, SnapshotName: "etcd-snapshot-missing-1700000000"},
+	}
+	s.must("creating a KThreesEtcdRestore of a missing snapshot", env.Client.Create(s.ctx, missing))
+	s.eventually("the restore of a missing snapshot refused", func(ctx context.Context) (bool, string, error) {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(missing), missing); err != nil {
+			return false, "", err
+		}
+		st := missing.Status
+		return st.Phase == controlplanev1.EtcdRestoreRefused, fmt.Sprintf("phase %s: %s", st.Phase, st.Message), nil
+	})
+	if !strings.Contains(missing.Status.Message, "k3s lists no object at s3://") {
+		s.t.Errorf("the refusal says %q, want what k3s's list showed", missing.Status.Message)
+	}
+	machines, err := s.machines(s.ctx, client.MatchingLabels{clusterv1.MachineControlPlaneLabel: ""})
+	s.must("listing the servers", err)
+	for _, m := range machines {
+		if !m.DeletionTimestamp.IsZero() {
+			s.t.Errorf("server %s deleted by a refused restore", m.Name)
+		}
+	}
+	if got := s.serverNames(); !got.Equal(servers) {
+		s.t.Errorf("servers %v after a refused restore, want %v", sets.List(got), sets.List(servers))
+	}
+	s.t.Logf("the restore of a missing snapshot was refused in %s", time.Since(start).Round(time.Second))
 }
 
 // clusterSecrets reads the Secrets a restore must leave alone: the token, the CAs

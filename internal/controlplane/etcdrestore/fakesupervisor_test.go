@@ -88,10 +88,11 @@ func startSupervisor(t *testing.T, ns string) *fakeSupervisor {
 	return f
 }
 
-func (f *fakeSupervisor) put(bucket, key, tokenHash string) {
+// put uploads an object to the control plane's bucket "backups".
+func (f *fakeSupervisor) put(key, tokenHash string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.objects[bucket+"/"+key] = tokenHash
+	f.objects["backups/"+key] = tokenHash
 }
 
 func (f *fakeSupervisor) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -104,7 +104,7 @@ func provenCluster(t *testing.T, ns string) *fakeSupervisor {
 	t.Helper()
 	runningCluster(t, ns)
 	f := startSupervisor(t, ns)
-	f.put("backups", "c1/"+snapName, k3sTokenHash(f.password))
+	f.put("c1/"+snapName, k3sTokenHash(f.password))
 	return f
 }
 

@@ -27,14 +27,14 @@ func TestRestoreRefusedWithNothingDeleted(t *testing.T) {
 			wants: []string{`snapshot "etcd-snapshot-c1-cp-a-1700000001" in bucket "backups", folder "c1"`, "Cluster c1",
 				"no object at s3://backups/c1/etcd-snapshot-c1-cp-a-1700000001"}},
 		{name: "another folder of the same bucket", snap: snapName,
-			seed:  func(f *fakeSupervisor) { f.put("backups", "c2/"+snapName, k3sTokenHash(f.password)) },
+			seed:  func(f *fakeSupervisor) { f.put("c2/"+snapName, k3sTokenHash(f.password)) },
 			wants: []string{"no object at s3://backups/c1/" + snapName}},
 		{name: "another cluster's snapshot in this folder", snap: snapName,
-			seed:  func(f *fakeSupervisor) { f.put("backups", "c1/"+snapName, k3sTokenHash("another cluster's token")) },
+			seed:  func(f *fakeSupervisor) { f.put("c1/"+snapName, k3sTokenHash("another cluster's token")) },
 			wants: []string{"taken by a cluster with another join token"}},
 		{name: "credentials that cannot read the bucket", snap: snapName,
 			seed: func(f *fakeSupervisor) {
-				f.put("backups", "c1/"+snapName, k3sTokenHash(f.password))
+				f.put("c1/"+snapName, k3sTokenHash(f.password))
 				f.denied = true
 			},
 			wants: []string{"could not list the bucket with these settings and credentials", "400", "Access Denied"}},
