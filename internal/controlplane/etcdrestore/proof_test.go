@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
@@ -32,6 +33,14 @@ func TestRestoreRefusedWithNothingDeleted(t *testing.T) {
 		{name: "another cluster's snapshot in this folder", snap: snapName,
 			seed:  func(f *fakeSupervisor) { f.put("c1/"+snapName, k3sTokenHash("another cluster's token")) },
 			wants: []string{"taken by a cluster with another join token"}},
+		{name: "an endpoint on a server's own address", snap: snapName,
+			seed: func(f *fakeSupervisor) {
+				f.put("c1/"+snapName, k3sTokenHash(f.password))
+				m := servers(f.t, f.ns)["c1-cp-b"]
+				m.Status.Addresses = clusterv1.MachineAddresses{{Type: clusterv1.MachineInternalIP, Address: "127.0.0.1"}}
+				must(f.t, env.Client.Status().Update(context.Background(), m))
+			},
+			wants: []string{"controlPlaneEndpoint is the own address of server c1-cp-b"}},
 		{name: "credentials that cannot read the bucket", snap: snapName,
 			seed: func(f *fakeSupervisor) {
 				f.put("c1/"+snapName, k3sTokenHash(f.password))

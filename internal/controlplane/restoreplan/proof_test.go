@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 )
 
@@ -183,5 +185,30 @@ func TestFirstServerDeadline(t *testing.T) {
 	ready := with(late(time.Hour, 0), func(w *World) { w.Servers[0].Ready, w.Servers[0].HasNode = true, true })
 	if d := Decide(me, status, ready); d.Phase != controlplanev1.EtcdRestoreJoiningServers {
 		t.Errorf("restored late but restored: %s", d.Phase)
+	}
+}
+
+// The lock names its holder by name and UID: free when that restore is gone (another
+// UID), Succeeded or Refused; a takeover is told by its suffix.
+func TestLockHolder(t *testing.T) {
+	rs := []controlplanev1.KThreesEtcdRestore{
+		{ObjectMeta: metav1.ObjectMeta{Name: "a", UID: "ua"}, Status: controlplanev1.KThreesEtcdRestoreStatus{
+			Phase: controlplanev1.EtcdRestoreFailed, SnapshotName: "s", SafetySnapshot: "p"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "b", UID: "ub"}, Status: controlplanev1.KThreesEtcdRestoreStatus{Phase: controlplanev1.EtcdRestoreSucceeded}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "c", UID: "uc"}},
+	}
+	for _, tc := range []struct {
+		lock string
+		want Lock
+	}{
+		{"", Lock{}},
+		{"a/ua", Lock{Holder: "a", HolderPhase: controlplanev1.EtcdRestoreFailed, HolderSnapshot: "s", HolderSafetySnapshot: "p"}},
+		{"a/old-uid", Lock{}},
+		{"b/ub", Lock{}},
+		{"c/uc;takeover", Lock{Holder: "c", TakenOver: true}},
+	} {
+		if got := LockHolder(rs, tc.lock); got != tc.want {
+			t.Errorf("lock %q: %+v, want %+v", tc.lock, got, tc.want)
+		}
 	}
 }
