@@ -129,13 +129,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if d.Poll {
 		return ctrl.Result{RequeueAfter: oldAPIPoll}, r.act(ctx, restore, w, d)
 	}
-	if d.Phase == controlplanev1.EtcdRestoreRestoringFirstServer && !w.FirstServerSince.IsZero() {
+	if m, ok := w.machines[d.FirstServer]; ok && d.Phase == controlplanev1.EtcdRestoreRestoringFirstServer {
 		// Nothing watched announces the first server's deadline.
-		deadline := r.FirstServerDeadline
-		if deadline <= 0 {
-			deadline = restoreplan.DefaultFirstServerDeadline
-		}
-		return ctrl.Result{RequeueAfter: max(time.Until(w.FirstServerSince.Add(deadline)), 0) + time.Second}, r.act(ctx, restore, w, d)
+		due := w.FirstServerDue(m.CreationTimestamp.Time)
+		return ctrl.Result{RequeueAfter: max(time.Until(due), 0) + time.Second}, r.act(ctx, restore, w, d)
 	}
 	return ctrl.Result{}, r.act(ctx, restore, w, d)
 }

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/annotations"
 	"sigs.k8s.io/cluster-api/util/conditions"
@@ -32,9 +30,6 @@ func (r *Reconciler) observe(ctx context.Context, restore *controlplanev1.KThree
 	w := world{machines: map[string]*clusterv1.Machine{}}
 	w.ClusterName, w.Now, w.Created = restore.Spec.ClusterName, time.Now(), restore.CreationTimestamp.Time
 	w.FirstServerDeadline = r.FirstServerDeadline
-	if c := meta.FindStatusCondition(restore.Status.Conditions, controlplanev1.EtcdRestoreServersDeletedCondition); c != nil && c.Status == metav1.ConditionTrue {
-		w.FirstServerSince = c.LastTransitionTime.Time
-	}
 	cluster := &clusterv1.Cluster{}
 	err := r.Client.Get(ctx, client.ObjectKey{Namespace: restore.Namespace, Name: restore.Spec.ClusterName}, cluster)
 	if apierrors.IsNotFound(err) {
@@ -120,6 +115,7 @@ func (r *Reconciler) controlPlane(ctx context.Context, cluster *clusterv1.Cluste
 func server(m *clusterv1.Machine) restoreplan.Server {
 	s := restoreplan.Server{
 		Name:                 m.Name,
+		Created:              m.CreationTimestamp.Time,
 		Deleting:             !m.DeletionTimestamp.IsZero(),
 		RestoreOf:            m.Annotations[controlplanev1.EtcdRestoreAnnotation],
 		Ready:                conditions.IsTrue(m, clusterv1.ReadyCondition),

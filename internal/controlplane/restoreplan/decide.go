@@ -309,7 +309,7 @@ func decideFirstServer(restore string, d Decision, w World) Decision {
 		d.Message = fmt.Sprintf("snapshot %s restored on %s; the control plane joins the other servers", d.Snapshot, first.Name)
 		return d
 	}
-	if late := firstServerLate(w); late != "" {
+	if late := firstServerLate(w, first); late != "" {
 		d.Phase = controlplanev1.EtcdRestoreFailed
 		d.Message = fmt.Sprintf("the first server %s did not restore snapshot %s %s (%s); the cluster has no working server. %s",
 			first.Name, d.Snapshot, late, orNone(first.Status), wayOut(d))
@@ -323,21 +323,31 @@ func decideFirstServer(restore string, d Decision, w World) Decision {
 }
 
 // DefaultFirstServerDeadline is how long the first server has to restore the
-// snapshot, from the restore's entry into RestoringFirstServer: a machine to
-// provision, k3s to download the snapshot and reset etcd, and its Node to come up,
-// with room to spare.
+// snapshot, from its Machine's creation: a machine to provision, k3s to download
+// the snapshot and reset etcd, and its Node to come up, with room to spare. The
+// wait for Cluster API's caches before it is created is the restore's own and does
+// not count.
 const DefaultFirstServerDeadline = 20 * time.Minute
 
-// firstServerLate says how late the first server is, "" while it is in time.
-func firstServerLate(w World) string {
-	deadline := w.FirstServerDeadline
-	if deadline <= 0 {
-		deadline = DefaultFirstServerDeadline
+// firstServerDeadline is w's deadline, the default when it has none.
+func (w World) firstServerDeadline() time.Duration {
+	if w.FirstServerDeadline <= 0 {
+		return DefaultFirstServerDeadline
 	}
-	if w.FirstServerSince.IsZero() || w.Now.Sub(w.FirstServerSince) < deadline {
+	return w.FirstServerDeadline
+}
+
+// FirstServerDue is when a first server created at created must have restored.
+func (w World) FirstServerDue(created time.Time) time.Time {
+	return created.Add(w.firstServerDeadline())
+}
+
+// firstServerLate says how late the first server is, "" while it is in time.
+func firstServerLate(w World, first Server) string {
+	if first.Created.IsZero() || w.Now.Before(w.FirstServerDue(first.Created)) {
 		return ""
 	}
-	return fmt.Sprintf("within %s of %s", deadline, stamp(w.FirstServerSince))
+	return fmt.Sprintf("within %s of its creation at %s", w.firstServerDeadline(), stamp(first.Created))
 }
 
 // wayOut tells a user what to do once a restore failed after it deleted servers.

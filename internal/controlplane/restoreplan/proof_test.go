@@ -155,15 +155,15 @@ func TestDecideTakeover(t *testing.T) {
 	}
 }
 
-// The first server has a deadline from the restore's entry into
-// RestoringFirstServer; past it the restore fails, naming the way out.
+// The first server has a deadline from its creation; past it the restore fails,
+// naming the way out.
 func TestFirstServerDeadline(t *testing.T) {
 	status := at(controlplanev1.EtcdRestoreRestoringFirstServer)
 	status.SafetySnapshot = "pre-restore-1-a-1700000900"
 	late := func(after time.Duration, deadline time.Duration) World {
 		return with(healthy(), func(w *World) {
-			w.Servers = []Server{{Name: "n", RestoreOf: me, Status: "k3s exited"}}
-			w.FirstServerSince, w.Now, w.FirstServerDeadline = t0, t0.Add(after), deadline
+			w.Servers = []Server{{Name: "n", RestoreOf: me, Status: "k3s exited", Created: t0}}
+			w.Now, w.FirstServerDeadline = t0.Add(after), deadline
 		})
 	}
 	if d := Decide(me, status, late(DefaultFirstServerDeadline-time.Second, 0)); d.Phase != controlplanev1.EtcdRestoreRestoringFirstServer {
@@ -173,7 +173,7 @@ func TestFirstServerDeadline(t *testing.T) {
 	if d.Phase != controlplanev1.EtcdRestoreFailed {
 		t.Fatalf("late: %s %q", d.Phase, d.Message)
 	}
-	for _, m := range []string{"first server n did not restore", "within 20m0s of 2026-01-02T03:04:05Z", "k3s exited",
+	for _, m := range []string{"first server n did not restore", "within 20m0s of its creation at 2026-01-02T03:04:05Z", "k3s exited",
 		"new KThreesEtcdRestore", "pre-restore-1-a-1700000900"} {
 		if !strings.Contains(d.Message, m) {
 			t.Errorf("message %q, want %q", d.Message, m)

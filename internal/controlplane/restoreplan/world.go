@@ -48,8 +48,6 @@ type World struct {
 	EndpointServer string
 	// Now is when the world was read; Created when the restore was created.
 	Now, Created time.Time
-	// FirstServerSince is when the restore entered RestoringFirstServer (zero before).
-	FirstServerSince time.Time
 	// FirstServerDeadline is how long the first server has to restore; zero means
 	// DefaultFirstServerDeadline.
 	FirstServerDeadline time.Duration
@@ -164,6 +162,8 @@ func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 // Server is one server Machine.
 type Server struct {
 	Name string
+	// Created is when the Machine was created.
+	Created time.Time
 	// Deleting is true once the Machine has a deletion timestamp.
 	Deleting bool
 	// RestoreOf is the name of the restore that created it (the Machine's
