@@ -80,6 +80,21 @@ func s3ListObjects(endpoint, bucket string) []k3smodel.S3ListObject {
 	return out
 }
 
+// TakeS3Object removes an object from the simulated S3 and returns what puts it back
+// with its contents: a test makes a snapshot unreadable for a while, as an S3 outage
+// or a lifecycle rule would, so that a first server's restore fails.
+func TakeS3Object(endpoint, bucket, key string) (putBack func()) {
+	s3World.Lock()
+	defer s3World.Unlock()
+	data, ok := s3World.objects[endpoint+"/"+bucket+"/"+key]
+	delete(s3World.objects, endpoint+"/"+bucket+"/"+key)
+	return func() {
+		if ok {
+			putS3Snapshot(endpoint, bucket, key, data)
+		}
+	}
+}
+
 func putS3Snapshot(endpoint, bucket, key string, data *snapshotData) {
 	s3World.Lock()
 	defer s3World.Unlock()
