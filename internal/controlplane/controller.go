@@ -363,7 +363,7 @@ func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, 
 	}
 	r.observeEtcdSnapshots(ctx, client.ObjectKeyFromObject(cluster), kcp, seen)
 	r.observeCertificateExpiry(ctx, cluster, kcp, seen)
-	if held, err := r.heldByRestore(ctx, cluster, seen); err != nil || held {
+	if held, err := r.heldByRestore(ctx, cluster, kcp, seen); err != nil || held {
 		return ctrl.Result{}, err
 	}
 	if err := r.reconcileEtcdMembership(ctx, cluster, kcp, seen); err != nil {

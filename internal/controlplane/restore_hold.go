@@ -25,12 +25,16 @@ import (
 
 // heldByRestore says whether a restore holds the cluster's servers; the scaling
 // conditions then say which one (seen.blocked).
-func (r *Reconciler) heldByRestore(ctx context.Context, cluster *clusterv1.Cluster, seen *observed) (bool, error) {
+//
+// A restore that failed after it deleted the servers still holds them while it
+// holds the control plane's restore lock: the control plane would otherwise join
+// servers to a cluster that has no working server.
+func (r *Reconciler) heldByRestore(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, seen *observed) (bool, error) {
 	restores := &controlplanev1.KThreesEtcdRestoreList{}
 	if err := r.Client.List(ctx, restores, client.InNamespace(cluster.Namespace)); err != nil {
 		return false, fmt.Errorf("listing KThreesEtcdRestores: %w", err)
 	}
-	name := restoreplan.HoldingRestore(restores.Items, cluster.Name)
+	name := restoreplan.HoldingRestore(restores.Items, cluster.Name, kcp.Annotations[controlplanev1.EtcdRestoreLockAnnotation])
 	if name == "" {
 		return false, nil
 	}

@@ -68,6 +68,11 @@ func startStack(t *testing.T) {
 	}
 }
 
+// e2eFirstServerDeadline is the restore's first-server deadline in these scenarios:
+// the simulator boots a server in seconds, and a first server that cannot restore
+// fails at once (restore_test.go waits for it).
+const e2eFirstServerDeadline = 90 * time.Second
+
 // restoreManager runs the KThreesEtcdRestore controller in a manager of its own, as
 // the control-plane manager runs it beside CAPI core, so that a scenario can stop and
 // start it in the middle of a restore (restart).
@@ -81,7 +86,7 @@ type restoreMgr struct {
 }
 
 func (m *restoreMgr) start() error {
-	_, stop, err := env.RunManager(envtest.ManagerOptions{}, stack.SetupRestore)
+	_, stop, err := env.RunManager(envtest.ManagerOptions{}, stack.SetupRestoreWith(e2eFirstServerDeadline))
 	if err != nil {
 		return err
 	}

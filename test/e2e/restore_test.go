@@ -21,6 +21,7 @@ import (
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 	"github.com/capk3s/capk3s/internal/k3s"
+	"github.com/capk3s/capk3s/test/sim"
 	"github.com/capk3s/capk3s/test/stack"
 )
 
@@ -41,6 +42,7 @@ func (s *scenario) restoreToSnapshot(snap string) {
 	secrets := s.clusterSecrets()
 	before := s.liveNodes(s.ctx)
 	restores := simulator.Restores(s.key)
+	s.refusedRestoreOfAMissingSnapshot()
 
 	restore := &controlplanev1.KThreesEtcdRestore{
 		ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "restore-" + snap},
@@ -65,6 +67,7 @@ func (s *scenario) restoreToSnapshot(snap string) {
 		return strings.Contains(st.Message, heldMessage), fmt.Sprintf("phase %s: %s", st.Phase, st.Message), nil
 	})
 	restoreManager.restart(s.t)
+	restore = s.failedRestoreAndTheWayOut(restore)
 	s.eventually("the restore to succeed", func(ctx context.Context) (bool, string, error) {
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(restore), restore); err != nil {
 			return false, "", err
@@ -143,6 +146,87 @@ func (s *scenario) restoreToSnapshot(snap string) {
 	if simulator.QuorumLost(s.key) {
 		s.t.Error("the restored etcd lost quorum")
 	}
+}
+
+// failedRestoreAndTheWayOut makes the held restore's first server fail: the
+// snapshot's object is taken out of the simulated S3 before the first server boots,
+// so k3s cannot download it. The restore ends Failed at its first server's
+// deadline, naming the way out, with the control plane held (no server joined to the
+// failed one) and its safety snapshot in the bucket. The object put back, a new
+// restore of the snapshot the failed one proved takes over, without a running
+// cluster to prove it on; it is returned for the rest of the checks.
+func (s *scenario) failedRestoreAndTheWayOut(failing *controlplanev1.KThreesEtcdRestore) *controlplanev1.KThreesEtcdRestore {
+	s.t.Helper()
+	start := time.Now()
+	key := s.ns + "/" + failing.Status.SnapshotName
+	if failing.Status.SnapshotName == "" || failing.Status.SafetySnapshot == "" {
+		s.t.Fatalf("a held restore without its snapshot or safety snapshot: %+v", failing.Status)
+	}
+	putBack := sim.TakeS3Object(e2eS3Endpoint, e2eS3Bucket, key)
+	s.eventually("the restore to fail at its first server's deadline", func(ctx context.Context) (bool, string, error) {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(failing), failing); err != nil {
+			return false, "", err
+		}
+		st := failing.Status
+		if st.Phase == controlplanev1.EtcdRestoreSucceeded {
+			return false, "", fmt.Errorf("restored a snapshot taken out of S3: %s", st.Message)
+		}
+		return st.Phase == controlplanev1.EtcdRestoreFailed, fmt.Sprintf("phase %s: %s", st.Phase, st.Message), nil
+	})
+	safety := failing.Status.SafetySnapshot
+	if msg := failing.Status.Message; !strings.Contains(msg, "Way out") || !strings.Contains(msg, safety) {
+		s.t.Errorf("the failed restore's message %q, want the way out naming %s", msg, safety)
+	}
+	if got := s.serverNames(); !got.Equal(sets.New(failing.Status.FirstServer)) {
+		s.t.Errorf("servers %v after the failure, want the failed first server %s alone", sets.List(got), failing.Status.FirstServer)
+	}
+	if !sets.New(sim.S3Objects(e2eS3Endpoint, e2eS3Bucket, s.ns+"/")...).Has(s.ns + "/" + safety) {
+		s.t.Errorf("the safety snapshot %s is not in the bucket", safety)
+	}
+	putBack()
+	way := &controlplanev1.KThreesEtcdRestore{
+		ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "way-out"},
+		Spec:       controlplanev1.KThreesEtcdRestoreSpec{ClusterName: s.key.Name, SnapshotName: failing.Status.SnapshotName},
+	}
+	s.must("creating the way-out KThreesEtcdRestore", env.Client.Create(s.ctx, way))
+	s.t.Logf("the failed restore ended Failed in %s after its snapshot was taken out of S3", time.Since(start).Round(time.Second))
+	return way
+}
+
+// refusedRestoreOfAMissingSnapshot restores the running cluster to a snapshot that
+// is not in its S3 folder: k3s's list, asked through the supervisor with the control
+// plane's S3 block, does not show it, and the restore is Refused with nothing
+// deleted.
+func (s *scenario) refusedRestoreOfAMissingSnapshot() {
+	s.t.Helper()
+	start := time.Now()
+	servers := s.serverNames()
+	missing := &controlplanev1.KThreesEtcdRestore{
+		ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "restore-missing"},
+		Spec:       controlplanev1.KThreesEtcdRestoreSpec{ClusterName: s.key.Name, SnapshotName: "etcd-snapshot-missing-1700000000"},
+	}
+	s.must("creating a KThreesEtcdRestore of a missing snapshot", env.Client.Create(s.ctx, missing))
+	s.eventually("the restore of a missing snapshot refused", func(ctx context.Context) (bool, string, error) {
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(missing), missing); err != nil {
+			return false, "", err
+		}
+		st := missing.Status
+		return st.Phase == controlplanev1.EtcdRestoreRefused, fmt.Sprintf("phase %s: %s", st.Phase, st.Message), nil
+	})
+	if !strings.Contains(missing.Status.Message, "k3s lists no object at s3://") {
+		s.t.Errorf("the refusal says %q, want what k3s's list showed", missing.Status.Message)
+	}
+	machines, err := s.machines(s.ctx, client.MatchingLabels{clusterv1.MachineControlPlaneLabel: ""})
+	s.must("listing the servers", err)
+	for _, m := range machines {
+		if !m.DeletionTimestamp.IsZero() {
+			s.t.Errorf("server %s deleted by a refused restore", m.Name)
+		}
+	}
+	if got := s.serverNames(); !got.Equal(servers) {
+		s.t.Errorf("servers %v after a refused restore, want %v", sets.List(got), sets.List(servers))
+	}
+	s.t.Logf("the restore of a missing snapshot was refused in %s", time.Since(start).Round(time.Second))
 }
 
 // clusterSecrets reads the Secrets a restore must leave alone: the token, the CAs

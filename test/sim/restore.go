@@ -58,6 +58,44 @@ func DeleteS3Object(endpoint, bucket, key string) {
 	delete(s3World.objects, endpoint+"/"+bucket+"/"+key)
 }
 
+// s3ListObjects are the objects of a simulated bucket with the token hash k3s
+// writes into each object's metadata (pkg/etcd/s3/s3.go uploadSnapshot): that of
+// the server token of the cluster whose snapshot it is; none for an object a test
+// put without contents.
+func s3ListObjects(endpoint, bucket string) []k3smodel.S3ListObject {
+	s3World.Lock()
+	defer s3World.Unlock()
+	var out []k3smodel.S3ListObject
+	for k, data := range s3World.objects {
+		key, ok := strings.CutPrefix(k, endpoint+"/"+bucket+"/")
+		if !ok {
+			continue
+		}
+		o := k3smodel.S3ListObject{Key: key}
+		if data != nil && data.serverPass != "" {
+			o.TokenHash = k3smodel.TokenHash(data.serverPass)
+		}
+		out = append(out, o)
+	}
+	slices.SortFunc(out, func(a, b k3smodel.S3ListObject) int { return strings.Compare(a.Key, b.Key) })
+	return out
+}
+
+// TakeS3Object removes an object from the simulated S3 and returns what puts it back
+// with its contents: a test makes a snapshot unreadable for a while, as an S3 outage
+// or a lifecycle rule would, so that a first server's restore fails.
+func TakeS3Object(endpoint, bucket, key string) (putBack func()) {
+	s3World.Lock()
+	defer s3World.Unlock()
+	data, ok := s3World.objects[endpoint+"/"+bucket+"/"+key]
+	delete(s3World.objects, endpoint+"/"+bucket+"/"+key)
+	return func() {
+		if ok {
+			putS3Snapshot(endpoint, bucket, key, data)
+		}
+	}
+}
+
 func putS3Snapshot(endpoint, bucket, key string, data *snapshotData) {
 	s3World.Lock()
 	defer s3World.Unlock()

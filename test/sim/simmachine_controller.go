@@ -84,6 +84,13 @@ func (r *machineReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ 
 	if ptr.Deref(sm.Status.Initialization.Provisioned, false) {
 		return r.keepRunning(ctx, sm, wc, cluster)
 	}
+	if c := conditions.Get(sm, clusterv1.ReadyCondition); c != nil && c.Reason == restoreFailedReason {
+		// cloud-init runs the data's commands once per instance, and the data starts
+		// k3s only after its cluster-reset restore succeeded: a machine whose restore
+		// failed never tries again, even once the snapshot is readable (a real
+		// machine's k3s service is never started).
+		return ctrl.Result{}, nil
+	}
 	if machine.Spec.Bootstrap.DataSecretName == nil {
 		notReady(sm, waitingForBootstrapDataReason, "")
 		return ctrl.Result{}, nil

@@ -9,11 +9,10 @@ import (
 	"io"
 	"math/big"
 	"net/http"
+	"path"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/capk3s/capk3s/test/sim/k3smodel"
 )
@@ -63,7 +62,14 @@ func (c *workloadCluster) serveSupervisor(w http.ResponseWriter, r *http.Request
 		}
 		writeJSON(w, res)
 	case k3smodel.SnapshotList:
-		list, err := c.listSnapshots(ctx)
+		// As save: the request's S3 block is checked first (handleList).
+		if sr.S3 != nil {
+			if err := k3smodel.S3ClientError(sr.S3); err != nil {
+				writeStatus(w, http.StatusBadRequest, metav1.StatusReasonBadRequest, "failed to initialize S3 client: "+err.Error())
+				return
+			}
+		}
+		list, err := c.listSnapshots(sr)
 		if err != nil {
 			internalError(w)
 			return
@@ -113,17 +119,38 @@ func (c *workloadCluster) saveOnDemand(ctx context.Context, sr k3smodel.Snapshot
 	return k3smodel.SnapshotResult{Created: created}, err
 }
 
-// listSnapshots is the list operation's answer: the ETCDSnapshotFile list.
-func (c *workloadCluster) listSnapshots(ctx context.Context) (*unstructured.UnstructuredList, error) {
-	c.mu.Lock()
-	cl := c.client
-	c.mu.Unlock()
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(k3smodel.ETCDSnapshotFileKind.GroupVersion().WithKind("ETCDSnapshotFileList"))
-	if cl == nil {
-		return nil, errors.New("the API is down")
+// listSnapshots is the list operation's answer, as k3s builds it from storage, not
+// from its ETCDSnapshotFile records (pkg/etcd/snapshot.go ListSnapshots, v1.36.2;
+// alike in v1.34.9 and v1.35.4): with the request's S3 block, the objects of its
+// bucket under its folder (k3smodel.ListedS3Snapshots), then the files on the
+// answering server's disk.
+func (c *workloadCluster) listSnapshots(sr k3smodel.SnapshotRequest) (map[string]any, error) {
+	items := []map[string]any{}
+	if s3 := sr.S3; s3 != nil {
+		items = append(items, k3smodel.ListedS3Snapshots(s3, s3.Endpoint, s3ListObjects(s3.Endpoint, s3.Bucket))...)
 	}
-	return list, cl.List(ctx, list, &client.ListOptions{})
+	c.mu.Lock()
+	up := c.upMemberNamesLocked()
+	var local map[string]*snapshotData
+	if len(up) > 0 {
+		local = c.localSnapshots[up[0]]
+	}
+	c.mu.Unlock()
+	if len(up) == 0 {
+		return nil, errors.New("no server runs etcd")
+	}
+	for p, data := range local {
+		annotations := map[string]any{}
+		if data != nil && data.serverPass != "" {
+			annotations[k3smodel.SnapshotTokenHashAnnotation] = k3smodel.TokenHash(data.serverPass)
+		}
+		items = append(items, map[string]any{
+			"metadata": map[string]any{"labels": map[string]any{k3smodel.SnapshotStorageNodeLabel: up[0]}, "annotations": annotations},
+			"spec":     map[string]any{"snapshotName": path.Base(p), "nodeName": up[0], "location": "file://" + p},
+			"status":   map[string]any{"readyToUse": true},
+		})
+	}
+	return map[string]any{"apiVersion": "v1", "kind": "List", "items": items}, nil
 }
 
 // errorID is k3s's answer text for an error it only logs.

@@ -284,6 +284,36 @@ func TestSnapshotAndRestoreOfARunningCluster(t *testing.T) {
 	if keys := S3Objects("minio.example.com:9000", drBucket, folder+"/"); len(keys) != 1 || keys[0] != folder+"/"+name {
 		t.Errorf("the bucket holds %v, want %s/%s", keys, folder, name)
 	}
+	// "list" with the same S3 block answers the object as k3s reads it from S3: at
+	// s3://<bucket>/<folder>/<name>, ready, with this cluster's token hash; without
+	// keys k3s cannot make the S3 client and answers 400.
+	listReq := k3smodel.SnapshotRequest{Operation: k3smodel.SnapshotList, S3: req.S3}
+	code, body = postSnapshot(t, wc, listReq, basic("server", drServerPass), nil)
+	var listed struct {
+		Items []struct {
+			Metadata struct{ Annotations map[string]string }
+			Spec     struct{ SnapshotName, Location string }
+			Status   struct{ ReadyToUse bool }
+		}
+	}
+	if err := json.Unmarshal(body, &listed); code != http.StatusOK || err != nil {
+		t.Fatalf("list = %d %s (%v)", code, body, err)
+	}
+	found := false
+	for _, it := range listed.Items {
+		if it.Spec.Location == "s3://"+drBucket+"/"+folder+"/"+name {
+			found = it.Status.ReadyToUse && it.Spec.SnapshotName == name &&
+				it.Metadata.Annotations[k3smodel.SnapshotTokenHashAnnotation] == k3smodel.TokenHash(drServerPass)
+		}
+	}
+	if !found {
+		t.Errorf("list answered %s, want %s in S3, ready, with the token's hash", body, name)
+	}
+	noKeys := *req.S3
+	noKeys.AccessKey, noKeys.SecretKey = "", ""
+	if code, body := postSnapshot(t, wc, k3smodel.SnapshotRequest{Operation: k3smodel.SnapshotList, S3: &noKeys}, basic("server", drServerPass), nil); code != http.StatusBadRequest || !strings.Contains(string(body), "failed to initialize S3 client") {
+		t.Errorf("list without keys = %d %s, want 400", code, body)
+	}
 	records := &unstructured.UnstructuredList{}
 	records.SetGroupVersionKind(k3smodel.ETCDSnapshotFileKind.GroupVersion().WithKind("ETCDSnapshotFileList"))
 	if err := cl.List(ctx, records); err != nil {

@@ -18,6 +18,16 @@ import (
 // a test stops and starts that manager in the middle of a restore, as a killed
 // manager pod would be, while the rest of the stack runs on (Options.WithoutRestore).
 func SetupRestore(ctx context.Context, mgr ctrl.Manager) error {
+	return SetupRestoreWith(0)(ctx, mgr)
+}
+
+// SetupRestoreWith is SetupRestore with the first server's deadline (zero: the
+// controller's default).
+func SetupRestoreWith(firstServerDeadline time.Duration) func(context.Context, ctrl.Manager) error {
+	return func(ctx context.Context, mgr ctrl.Manager) error { return setupRestore(ctx, mgr, firstServerDeadline) }
+}
+
+func setupRestore(ctx context.Context, mgr ctrl.Manager, firstServerDeadline time.Duration) error {
 	cc, err := clustercache.SetupWithManager(ctx, mgr, clustercache.Options{
 		SecretClient: mgr.GetAPIReader(),
 		Cache:        setup.ClusterCacheCacheOptions(),
@@ -30,6 +40,6 @@ func SetupRestore(ctx context.Context, mgr ctrl.Manager) error {
 	if s, ok := cc.(interface{ SetConnectionCreationRetryInterval(time.Duration) }); ok {
 		s.SetConnectionCreationRetryInterval(2 * time.Second)
 	}
-	return (&etcdrestore.Reconciler{Client: mgr.GetClient(), ClusterCache: cc}).
+	return (&etcdrestore.Reconciler{Client: mgr.GetClient(), ClusterCache: cc, FirstServerDeadline: firstServerDeadline}).
 		SetupWithManager(ctx, mgr, controller.Options{MaxConcurrentReconciles: 4})
 }

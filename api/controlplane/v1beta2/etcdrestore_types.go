@@ -110,6 +110,15 @@ type KThreesEtcdRestoreStatus struct {
 	// +kubebuilder:validation:MaxLength=253
 	SnapshotName string `json:"snapshotName,omitempty"`
 
+	// safetySnapshot is the snapshot of the running cluster the restore took to S3
+	// (the control plane's bucket and folder) right before it deleted anything: the
+	// snapshot a new restore goes back to when this one fails. Empty when the
+	// restore took none (it never left Pending, or it took over from a failed
+	// restore, whose servers were already gone).
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	SafetySnapshot string `json:"safetySnapshot,omitempty"`
+
 	// controlPlaneName is the KThreesControlPlane being restored.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
@@ -195,6 +204,20 @@ type KThreesEtcdRestoreList struct {
 // cluster's first server (with cluster-reset) although the cluster was initialized
 // long ago.
 const EtcdRestoreAnnotation = "controlplane.cluster.x-k8s.io/etcd-restore"
+
+// EtcdRestoreLockAnnotation on a KThreesControlPlane names the KThreesEtcdRestore
+// (as "<name>/<uid>") that holds the control plane: written with an optimistic
+// lock before a restore leaves Pending, so that of two restores of one cluster
+// exactly one may delete servers. The lock is free when the annotation is absent or
+// names a restore that is gone, Succeeded or Refused; a Failed restore keeps it
+// until a new restore takes it over.
+const EtcdRestoreLockAnnotation = "controlplane.cluster.x-k8s.io/etcd-restore-lock"
+
+// EtcdRestoreFinalizer keeps a restore that holds the control plane's lock (after
+// it left Pending) until it ends or another restore takes the lock over: without it
+// a restore deleted half-way would leave the control plane to join servers to a
+// cluster that has none.
+const EtcdRestoreFinalizer = "kthreesetcdrestore.controlplane.cluster.x-k8s.io"
 
 // Registered by its own init, so that kinds added beside it do not touch one list.
 func init() {

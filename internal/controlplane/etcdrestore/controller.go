@@ -28,6 +28,8 @@ import (
 
 // +kubebuilder:rbac:groups=controlplane.cluster.x-k8s.io,resources=kthreesetcdrestores;kthreesetcdrestores/status,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=controlplane.cluster.x-k8s.io,resources=kthreesetcdsnapshots,verbs=get;list;watch
+// +kubebuilder:rbac:groups=controlplane.cluster.x-k8s.io,resources=kthreescontrolplanes,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 
 // snapshotPoll is how often a restore waiting for a referenced KThreesEtcdSnapshot
 // looks again. That kind is not watched: this controller must run where it is not
@@ -44,6 +46,10 @@ type Reconciler struct {
 	// creates its first server only once it dropped the old one (restoreplan.OldAPI).
 	// Nil when the manager has none.
 	ClusterCache clustercache.ClusterCache
+	// FirstServerDeadline is how long the restore's first server has to restore the
+	// snapshot before the restore fails; zero means
+	// restoreplan.DefaultFirstServerDeadline.
+	FirstServerDeadline time.Duration
 	// WatchFilterValue, when set, limits reconciling to objects labelled
 	// cluster.x-k8s.io/watch-filter=<value>.
 	WatchFilterValue string
@@ -91,7 +97,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, restore); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if restore.Status.Phase.Finished() {
+	if restore.Status.Phase.Finished() && !slices.Contains(restore.Finalizers, controlplanev1.EtcdRestoreFinalizer) {
 		return ctrl.Result{}, nil
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues("Cluster", restore.Spec.ClusterName)
@@ -99,6 +105,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	w, err := r.observe(ctx, restore)
 	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.releaseFinalizer(ctx, restore, w); err != nil || restore.Status.Phase.Finished() {
 		return ctrl.Result{}, err
 	}
 	if err := r.ownByCluster(ctx, restore, w.cluster); err != nil {
@@ -115,10 +124,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	if d.Phase == controlplanev1.EtcdRestorePending {
-		return ctrl.Result{RequeueAfter: snapshotPoll}, nil
+		return r.actPending(ctx, restore, w, d)
 	}
 	if d.Poll {
 		return ctrl.Result{RequeueAfter: oldAPIPoll}, r.act(ctx, restore, w, d)
+	}
+	if m, ok := w.machines[d.FirstServer]; ok && d.Phase == controlplanev1.EtcdRestoreRestoringFirstServer {
+		// Nothing watched announces the first server's deadline.
+		due := w.FirstServerDue(m.CreationTimestamp.Time)
+		return ctrl.Result{RequeueAfter: max(time.Until(due), 0) + time.Second}, r.act(ctx, restore, w, d)
 	}
 	return ctrl.Result{}, r.act(ctx, restore, w, d)
 }
@@ -140,6 +154,7 @@ func (r *Reconciler) record(ctx context.Context, restore *controlplanev1.KThrees
 		s.CompletionTime = &now
 	}
 	s.Phase, s.Message, s.SnapshotName, s.FirstServer = d.Phase, d.Message, d.Snapshot, d.FirstServer
+	s.SafetySnapshot = d.SafetySnapshot
 	s.OldServerNodes = d.OldServerNodes
 	if w.ControlPlane != nil {
 		s.ControlPlaneName = w.ControlPlane.Name
@@ -156,7 +171,7 @@ func (r *Reconciler) record(ctx context.Context, restore *controlplanev1.KThrees
 }
 
 func equalStatus(a, b controlplanev1.KThreesEtcdRestoreStatus) bool {
-	return a.Phase == b.Phase && a.Message == b.Message && a.SnapshotName == b.SnapshotName &&
+	return a.Phase == b.Phase && a.Message == b.Message && a.SnapshotName == b.SnapshotName && a.SafetySnapshot == b.SafetySnapshot &&
 		a.FirstServer == b.FirstServer && a.ControlPlaneName == b.ControlPlaneName && slices.Equal(a.OldServerNodes, b.OldServerNodes) &&
 		a.ObservedGeneration == b.ObservedGeneration && a.StartTime.Equal(b.StartTime) &&
 		a.CompletionTime.Equal(b.CompletionTime) && conditionsEqual(a.Conditions, b.Conditions)
@@ -173,6 +188,25 @@ func conditionsEqual(a, b []metav1.Condition) bool {
 		}
 	}
 	return true
+}
+
+// actPending takes a Pending restore's one step: the lock, or the safety
+// snapshot; otherwise it looks again later (a referenced snapshot running, an
+// unreachable supervisor).
+func (r *Reconciler) actPending(ctx context.Context, restore *controlplanev1.KThreesEtcdRestore, w world, d restoreplan.Decision) (ctrl.Result, error) {
+	switch {
+	case d.TakeLock:
+		err := r.takeLock(ctx, restore, w.ControlPlane, d.TakeOver)
+		if apierrors.IsConflict(err) {
+			// Another restore (or a control plane pass) wrote it first: the next pass
+			// reads who holds it.
+			return ctrl.Result{RequeueAfter: time.Second}, nil
+		}
+		return ctrl.Result{}, err
+	case d.TakeSafetySnapshot:
+		return ctrl.Result{}, r.takeSafetySnapshot(ctx, restore, w)
+	}
+	return ctrl.Result{RequeueAfter: snapshotPoll}, nil
 }
 
 // act takes the decision's actions.

@@ -98,6 +98,16 @@ func runningCluster(t *testing.T, ns string) {
 	must(t, env.Client.Patch(ctx, kcp, client.MergeFrom(before)))
 }
 
+// provenCluster is runningCluster with its k3s supervisor answering on the
+// endpoint and snapName in the control plane's S3 folder, taken by this cluster.
+func provenCluster(t *testing.T, ns string) *fakeSupervisor {
+	t.Helper()
+	runningCluster(t, ns)
+	f := startSupervisor(t, ns)
+	f.put("c1/"+snapName, k3sTokenHash(f.password))
+	return f
+}
+
 // newServer creates a Ready server Machine of kcp with its Node, as the control plane
 // and CAPI leave one.
 func newServer(t *testing.T, kcp *controlplanev1.KThreesControlPlane, name string) {
@@ -166,9 +176,15 @@ func releaseDeleted(t *testing.T, ns string) {
 
 func newRestore(t *testing.T, ns, name string) *controlplanev1.KThreesEtcdRestore {
 	t.Helper()
+	return newRestoreOf(t, ns, name, snapName)
+}
+
+// newRestoreOf creates a restore of c1 to the snapshot snap.
+func newRestoreOf(t *testing.T, ns, name, snap string) *controlplanev1.KThreesEtcdRestore {
+	t.Helper()
 	r := &controlplanev1.KThreesEtcdRestore{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec:       controlplanev1.KThreesEtcdRestoreSpec{ClusterName: "c1", SnapshotName: snapName},
+		Spec:       controlplanev1.KThreesEtcdRestoreSpec{ClusterName: "c1", SnapshotName: snap},
 	}
 	must(t, env.Client.Create(context.Background(), r))
 	return r

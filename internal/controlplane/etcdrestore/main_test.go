@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
@@ -27,6 +28,12 @@ func TestMain(m *testing.M) {
 // the controlplane-manager binary does, until stop is called (or the test ends).
 func runManager(t *testing.T) (stop func()) {
 	t.Helper()
+	return runManagerWith(t, 0)
+}
+
+// runManagerWith is runManager with the restore controller's first-server deadline.
+func runManagerWith(t *testing.T, firstServerDeadline time.Duration) (stop func()) {
+	t.Helper()
 	_, stopMgr, err := env.RunManager(envtest.ManagerOptions{}, func(ctx context.Context, mgr ctrl.Manager) error {
 		clusterCache, err := clustercache.SetupWithManager(ctx, mgr, clustercache.Options{
 			SecretClient: mgr.GetAPIReader(),
@@ -41,7 +48,7 @@ func runManager(t *testing.T) (stop func()) {
 		if err := (&controlplane.Reconciler{Client: mgr.GetClient(), ClusterCache: clusterCache}).SetupWithManager(ctx, mgr, controller.Options{}); err != nil {
 			return err
 		}
-		return (&Reconciler{Client: mgr.GetClient(), ClusterCache: clusterCache}).SetupWithManager(ctx, mgr, controller.Options{})
+		return (&Reconciler{Client: mgr.GetClient(), ClusterCache: clusterCache, FirstServerDeadline: firstServerDeadline}).SetupWithManager(ctx, mgr, controller.Options{})
 	})
 	if err != nil {
 		t.Fatal(err)

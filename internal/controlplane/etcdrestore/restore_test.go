@@ -46,7 +46,7 @@ func clusterSecrets(t *testing.T, ns string) map[string]corev1.Secret {
 func TestRestoreReprovisionsTheServers(t *testing.T) {
 	ctx := context.Background()
 	ns := env.NewNamespace(t)
-	runningCluster(t, ns)
+	k3s := provenCluster(t, ns)
 	runManager(t)
 	waitFor(t, "the kubeconfig", func(ctx context.Context) (bool, error) {
 		_, ok := clusterSecrets(t, ns)["c1-kubeconfig"]
@@ -73,6 +73,13 @@ func TestRestoreReprovisionsTheServers(t *testing.T) {
 	if !conditions.IsTrue(got, controlplanev1.EtcdRestoreStartedCondition) || got.Status.StartTime == nil || got.Status.SnapshotName != snapName {
 		t.Errorf("a started restore's status: %+v", got.Status)
 	}
+	// The safety snapshot was taken, once, while every server still ran, and is named.
+	k3s.mu.Lock()
+	saves, whileDeleting := slices.Clone(k3s.saves), k3s.savedWhileDeleting
+	k3s.mu.Unlock()
+	if len(saves) != 1 || got.Status.SafetySnapshot != saves[0] || !strings.HasPrefix(saves[0], "pre-restore-") || whileDeleting {
+		t.Errorf("safety snapshots %v (taken while deleting: %v), status.safetySnapshot %q", saves, whileDeleting, got.Status.SafetySnapshot)
+	}
 	// Owned by its Cluster and labelled with it: deleted and moved with the Cluster.
 	if owners := got.OwnerReferences; len(owners) != 1 || owners[0].Kind != "Cluster" || owners[0].Name != "c1" ||
 		got.Labels[clusterv1.ClusterNameLabel] != "c1" {
@@ -81,7 +88,7 @@ func TestRestoreReprovisionsTheServers(t *testing.T) {
 
 	second := newRestore(t, ns, "restore-2")
 	refused := waitForPhase(t, second, controlplanev1.EtcdRestoreRefused)
-	if c := conditions.Get(refused, controlplanev1.EtcdRestoreReadyCondition); c == nil || c.Reason != controlplanev1.EtcdRestoreRefusedReason || !strings.Contains(c.Message, "being deleted") {
+	if c := conditions.Get(refused, controlplanev1.EtcdRestoreReadyCondition); c == nil || c.Reason != controlplanev1.EtcdRestoreRefusedReason || !strings.Contains(c.Message, "KThreesEtcdRestore restore-1 holds this control plane") {
 		t.Errorf("the second restore's Ready condition: %+v", c)
 	}
 
@@ -150,7 +157,7 @@ func TestRestoreReprovisionsTheServers(t *testing.T) {
 // manager restarts.
 func TestRestoreResumesAfterTheManagerStops(t *testing.T) {
 	ns := env.NewNamespace(t)
-	runningCluster(t, ns)
+	provenCluster(t, ns)
 	stop := runManager(t)
 	restore := newRestore(t, ns, "restore-1")
 	waitForPhase(t, restore, controlplanev1.EtcdRestoreDeletingServers)
@@ -210,7 +217,7 @@ func probeFailed(t *testing.T, ns string, ago time.Duration) {
 // again (each write would wake another pass).
 func TestHeldRestoreIsNotRewrittenByPolls(t *testing.T) {
 	ns := env.NewNamespace(t)
-	runningCluster(t, ns)
+	provenCluster(t, ns)
 	runManager(t)
 	restore := newRestore(t, ns, "restore-1")
 	waitForPhase(t, restore, controlplanev1.EtcdRestoreDeletingServers)

@@ -30,6 +30,9 @@ func snapshot(ctx context.Context, c client.Reader, restore *controlplanev1.KThr
 		return restoreplan.Snapshot{Problem: fmt.Sprintf("%s %s does not exist", snapshotKind, ref)}, nil
 	case err != nil:
 		return restoreplan.Snapshot{}, fmt.Errorf("reading %s %s: %w", snapshotKind, ref, err)
+	case snap.Spec.ClusterName != restore.Spec.ClusterName:
+		return restoreplan.Snapshot{Problem: fmt.Sprintf("%s %s is a snapshot of Cluster %s, not of Cluster %s",
+			snapshotKind, ref, snap.Spec.ClusterName, restore.Spec.ClusterName)}, nil
 	}
 	return snapshotOf(snap), nil
 }

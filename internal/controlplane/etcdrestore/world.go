@@ -28,6 +28,8 @@ type world struct {
 // miss an old one.
 func (r *Reconciler) observe(ctx context.Context, restore *controlplanev1.KThreesEtcdRestore) (world, error) {
 	w := world{machines: map[string]*clusterv1.Machine{}}
+	w.ClusterName, w.Now, w.Created = restore.Spec.ClusterName, time.Now(), restore.CreationTimestamp.Time
+	w.FirstServerDeadline = r.FirstServerDeadline
 	cluster := &clusterv1.Cluster{}
 	err := r.Client.Get(ctx, client.ObjectKey{Namespace: restore.Namespace, Name: restore.Spec.ClusterName}, cluster)
 	if apierrors.IsNotFound(err) {
@@ -63,11 +65,35 @@ func (r *Reconciler) observe(ctx context.Context, restore *controlplanev1.KThree
 		w.OldAPI = r.oldAPI(ctx, cluster, time.Now())
 	}
 	if restore.Status.Phase == "" || restore.Status.Phase == controlplanev1.EtcdRestorePending {
-		if w.Snapshot, err = snapshot(ctx, r.Client, restore); err != nil {
+		if err := r.observePending(ctx, restore, &w); err != nil {
 			return w, err
 		}
 	}
 	return w, nil
+}
+
+// observePending reads what a restore that has not started proves its snapshot
+// with: the lock, the snapshot, and (while the old servers run) k3s's list.
+func (r *Reconciler) observePending(ctx context.Context, restore *controlplanev1.KThreesEtcdRestore, w *world) error {
+	var err error
+	if w.Snapshot, err = snapshot(ctx, r.Client, restore); err != nil {
+		return err
+	}
+	if w.Lock, err = r.lockOf(ctx, w.ControlPlane); err != nil {
+		return err
+	}
+	w.EndpointServer = endpointServer(w.cluster, w.machines)
+	w.SafetyPrefix = safetyPrefix(restore)
+	if w.S3, err = s3Target(ctx, r.APIReader, w.cluster, w.ControlPlane); err != nil {
+		return err
+	}
+	// After a failed restore no server runs to ask: the decision needs no list.
+	failedHolder := w.Lock.Holder != restore.Name && w.Lock.HolderPhase == controlplanev1.EtcdRestoreFailed
+	tookOver := w.Lock.Holder == restore.Name && w.Lock.TakenOver
+	if w.Snapshot.Name != "" && !failedHolder && !tookOver && restoreplan.Refusal(w.World) == "" {
+		w.Proof = r.prove(ctx, w.cluster, w.ControlPlane)
+	}
+	return nil
 }
 
 // controlPlane is the Cluster's KThreesControlPlane, nil when it references none.
@@ -89,6 +115,7 @@ func (r *Reconciler) controlPlane(ctx context.Context, cluster *clusterv1.Cluste
 func server(m *clusterv1.Machine) restoreplan.Server {
 	s := restoreplan.Server{
 		Name:                 m.Name,
+		Created:              m.CreationTimestamp.Time,
 		Deleting:             !m.DeletionTimestamp.IsZero(),
 		RestoreOf:            m.Annotations[controlplanev1.EtcdRestoreAnnotation],
 		Ready:                conditions.IsTrue(m, clusterv1.ReadyCondition),

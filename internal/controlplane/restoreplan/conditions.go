@@ -1,6 +1,8 @@
 package restoreplan
 
 import (
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
@@ -75,13 +77,55 @@ func Holds(p controlplanev1.EtcdRestorePhase) bool {
 	return p == controlplanev1.EtcdRestoreDeletingServers || p == controlplanev1.EtcdRestoreRestoringFirstServer
 }
 
+// LockValue is the value of the control plane's restore lock for a restore.
+func LockValue(r *controlplanev1.KThreesEtcdRestore) string {
+	return r.Name + "/" + string(r.UID)
+}
+
+// takeoverSuffix marks a lock taken over from a failed restore: the restore that
+// holds it proved its snapshot against that restore's record, not on a running
+// cluster, and takes no safety snapshot.
+const takeoverSuffix = ";takeover"
+
+// TakeoverLockValue is the lock's value for a restore that takes over from a
+// failed one.
+func TakeoverLockValue(r *controlplanev1.KThreesEtcdRestore) string {
+	return LockValue(r) + takeoverSuffix
+}
+
 // HoldingRestore is the name of the restore among restores that holds the
-// control plane of clusterName, "" when none does.
-func HoldingRestore(restores []controlplanev1.KThreesEtcdRestore, clusterName string) string {
+// control plane of clusterName, "" when none does. lock is the control plane's
+// restore lock annotation: a Failed restore that still holds it holds the servers
+// too, for it failed with no working server left, and the control plane must not
+// join servers to nothing until a new restore takes over.
+func HoldingRestore(restores []controlplanev1.KThreesEtcdRestore, clusterName, lock string) string {
 	for i := range restores {
-		if restores[i].Spec.ClusterName == clusterName && Holds(restores[i].Status.Phase) {
-			return restores[i].Name
+		r := &restores[i]
+		if r.Spec.ClusterName != clusterName {
+			continue
+		}
+		if Holds(r.Status.Phase) || (r.Status.Phase == controlplanev1.EtcdRestoreFailed && strings.TrimSuffix(lock, takeoverSuffix) == LockValue(r)) {
+			return r.Name
 		}
 	}
 	return ""
+}
+
+// LockHolder resolves the control plane's restore lock against the restores of
+// the namespace: the restore it names, if that one exists (same UID) and has not
+// ended well (Succeeded) or never started (Refused).
+func LockHolder(restores []controlplanev1.KThreesEtcdRestore, lock string) Lock {
+	holder, takenOver := strings.CutSuffix(lock, takeoverSuffix)
+	for i := range restores {
+		r := &restores[i]
+		if holder == "" || LockValue(r) != holder {
+			continue
+		}
+		if p := r.Status.Phase; p == controlplanev1.EtcdRestoreSucceeded || p == controlplanev1.EtcdRestoreRefused {
+			return Lock{}
+		}
+		return Lock{Holder: r.Name, HolderPhase: r.Status.Phase, HolderSnapshot: r.Status.SnapshotName, HolderSafetySnapshot: r.Status.SafetySnapshot,
+			TakenOver: takenOver}
+	}
+	return Lock{}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
@@ -33,6 +34,16 @@ type Decision struct {
 	// DeleteNodes are Nodes to delete in the workload cluster: servers' Nodes the
 	// snapshot brought back that no current server has.
 	DeleteNodes []WorkloadNode
+	// SafetySnapshot is the safety snapshot to record (status.safetySnapshot).
+	SafetySnapshot string
+	// TakeLock asks to write the control plane's restore lock for this restore
+	// (with an optimistic lock), and to add the restore's finalizer.
+	TakeLock bool
+	// TakeOver marks the lock taken as a takeover from a failed restore.
+	TakeOver bool
+	// TakeSafetySnapshot asks for a snapshot of the running cluster to S3, named
+	// with World.SafetyPrefix.
+	TakeSafetySnapshot bool
 	// Poll asks for another pass soon: the restore waits on something no watch
 	// announces (Cluster API's connection to the old workload API going away, the
 	// workload cluster's Nodes).
@@ -47,12 +58,12 @@ func Decide(restore string, status controlplanev1.KThreesEtcdRestoreStatus, w Wo
 		phase = controlplanev1.EtcdRestorePending
 	}
 	keep := Decision{Phase: phase, Message: status.Message, Snapshot: status.SnapshotName, FirstServer: status.FirstServer,
-		OldServerNodes: status.OldServerNodes}
+		OldServerNodes: status.OldServerNodes, SafetySnapshot: status.SafetySnapshot}
 	if phase.Finished() {
 		return keep
 	}
 	if phase == controlplanev1.EtcdRestorePending {
-		return decidePending(keep, w)
+		return decidePending(restore, keep, w)
 	}
 	if gone := controlPlaneGone(w); gone != "" {
 		keep.Phase, keep.Message = controlplanev1.EtcdRestoreFailed, gone
@@ -84,78 +95,6 @@ func controlPlaneGone(w World) string {
 		return "the Cluster or its KThreesControlPlane was deleted during the restore"
 	case w.ClusterDeleting || !w.ControlPlane.DeletionTimestamp.IsZero():
 		return "the Cluster is being deleted: the restore stopped"
-	}
-	return ""
-}
-
-func decidePending(d Decision, w World) Decision {
-	if why := refusal(w); why != "" {
-		d.Phase, d.Message = controlplanev1.EtcdRestoreRefused, "refused, nothing was changed: "+why
-		return d
-	}
-	switch s := w.Snapshot; {
-	case s.Problem != "":
-		d.Phase, d.Message = controlplanev1.EtcdRestoreRefused, "refused, nothing was changed: "+s.Problem
-	case s.Name == "":
-		d.Message = "waiting for the snapshot: " + s.Wait
-	default:
-		d.Phase, d.Snapshot = controlplanev1.EtcdRestoreDeletingServers, s.Name
-		d.Message = fmt.Sprintf("restoring snapshot %s: deleting the old servers", s.Name)
-	}
-	return d
-}
-
-// refusal says why a restore may not start now, "" when it may. Everything it
-// checks would otherwise fight the restore over the servers, or make it pointless.
-func refusal(w World) string {
-	if !w.ClusterFound {
-		return "the Cluster does not exist"
-	}
-	kcp := w.ControlPlane
-	if kcp == nil {
-		return "the Cluster has no KThreesControlPlane"
-	}
-	if why := unsupported(kcp); why != "" {
-		return why
-	}
-	if w.ClusterDeleting || !kcp.DeletionTimestamp.IsZero() {
-		return "the cluster is being deleted"
-	}
-	if w.Paused {
-		return "the Cluster or its KThreesControlPlane is paused"
-	}
-	if !ptr.Deref(kcp.Status.Initialization.ControlPlaneInitialized, false) {
-		return "the control plane was never initialized; a new cluster restores with kthreesConfigSpec.serverConfig.etcd.restoreFrom"
-	}
-	if w.Remediating {
-		return "a remediation of the control plane is in progress"
-	}
-	if s := names(w.specificServers(func(s Server) bool { return s.Deleting })); len(s) > 0 {
-		return "servers are being deleted (a rollout, scale-down or remediation runs): " + list(s)
-	}
-	if s := names(w.specificServers(func(s Server) bool { return s.UpdatingInPlace })); len(s) > 0 {
-		return "servers are being updated in place: " + list(s)
-	}
-	if s := names(w.specificServers(func(s Server) bool { return s.MarkedForRemediation })); len(s) > 0 {
-		return "servers are marked for remediation: " + list(s)
-	}
-	if s := names(w.specificServers(func(s Server) bool { return s.Outdated })); len(s) > 0 {
-		return "a rollout is in progress, servers need replacing: " + list(s)
-	}
-	if want := ptr.Deref(kcp.Spec.Replicas, 1); int(want) != len(w.Servers) {
-		return fmt.Sprintf("the control plane is scaling: %d servers, %d wanted", len(w.Servers), want)
-	}
-	return ""
-}
-
-// unsupported says why a control plane cannot be restored this way at all.
-func unsupported(kcp *controlplanev1.KThreesControlPlane) string {
-	sc := kcp.Spec.KThreesConfigSpec.ServerConfig
-	if sc.Datastore != nil {
-		return "the control plane runs on an external datastore (serverConfig.datastore), not embedded etcd: restore the datastore instead"
-	}
-	if sc.Etcd == nil || sc.Etcd.Snapshots == nil || sc.Etcd.Snapshots.S3 == nil {
-		return "kthreesConfigSpec.serverConfig.etcd.snapshots.s3 is not set: a new server can only read a snapshot from S3"
 	}
 	return ""
 }
@@ -205,11 +144,55 @@ func decideFirstServer(restore string, d Decision, w World) Decision {
 		d.Message = fmt.Sprintf("snapshot %s restored on %s; the control plane joins the other servers", d.Snapshot, first.Name)
 		return d
 	}
+	if late := firstServerLate(w, first); late != "" {
+		d.Phase = controlplanev1.EtcdRestoreFailed
+		d.Message = fmt.Sprintf("the first server %s did not restore snapshot %s %s (%s); the cluster has no working server. %s",
+			first.Name, d.Snapshot, late, orNone(first.Status), wayOut(d))
+		return d
+	}
 	d.Message = fmt.Sprintf("restoring snapshot %s on the first server %s", d.Snapshot, first.Name)
 	if first.Status != "" {
 		d.Message += ": " + first.Status
 	}
 	return d
+}
+
+// DefaultFirstServerDeadline is how long the first server has to restore the
+// snapshot, from its Machine's creation: a machine to provision, k3s to download
+// the snapshot and reset etcd, and its Node to come up, with room to spare. The
+// wait for Cluster API's caches before it is created is the restore's own and does
+// not count.
+const DefaultFirstServerDeadline = 20 * time.Minute
+
+// firstServerDeadline is w's deadline, the default when it has none.
+func (w World) firstServerDeadline() time.Duration {
+	if w.FirstServerDeadline <= 0 {
+		return DefaultFirstServerDeadline
+	}
+	return w.FirstServerDeadline
+}
+
+// FirstServerDue is when a first server created at created must have restored.
+func (w World) FirstServerDue(created time.Time) time.Time {
+	return created.Add(w.firstServerDeadline())
+}
+
+// firstServerLate says how late the first server is, "" while it is in time.
+func firstServerLate(w World, first Server) string {
+	if first.Created.IsZero() || w.Now.Before(w.FirstServerDue(first.Created)) {
+		return ""
+	}
+	return fmt.Sprintf("within %s of its creation at %s", w.firstServerDeadline(), stamp(first.Created))
+}
+
+// wayOut tells a user what to do once a restore failed after it deleted servers.
+func wayOut(d Decision) string {
+	back := d.Snapshot
+	if d.SafetySnapshot != "" {
+		back = d.SafetySnapshot + " (the cluster as it was before this restore) or " + d.Snapshot
+	}
+	return fmt.Sprintf("Way out: create a new KThreesEtcdRestore of this cluster with spec.snapshotName %s; it takes over from this one "+
+		"(keep this restore until then: it holds the control plane, which would otherwise join servers to a cluster that has none); see docs/etcd-snapshots.md", back)
 }
 
 func decideJoining(d Decision, w World) Decision {

@@ -29,11 +29,21 @@ func s3ControlPlane(replicas int32) *controlplanev1.KThreesControlPlane {
 
 func ready(name string) Server { return Server{Name: name, Ready: true, HasNode: true} }
 
-// healthy is a running 3-server cluster with its snapshot known.
+// healthy is a running 3-server cluster with its snapshot known and proven by
+// k3s's list, the lock taken by this restore and its safety snapshot in S3.
 func healthy() World {
-	return World{ClusterFound: true, ControlPlane: s3ControlPlane(3), EtcdHealthy: true,
+	return World{ClusterFound: true, ClusterName: "c1", ControlPlane: s3ControlPlane(3), EtcdHealthy: true,
 		Servers:  []Server{ready("a"), ready("b"), ready("c")},
-		Snapshot: Snapshot{Name: "etcd-snapshot-a-1700000000"}}
+		Snapshot: Snapshot{Name: "etcd-snapshot-a-1700000000"},
+		S3:       S3Target{Bucket: "b", Folder: "c1", TokenHash: "h1"},
+		Proof: Proof{Items: []Listed{
+			{Name: "etcd-snapshot-a-1700000000", Location: "s3://b/c1/etcd-snapshot-a-1700000000", Ready: true, TokenHash: "h1"},
+			{Name: "pre-restore-1-a-1700000900", Location: "s3://b/c1/pre-restore-1-a-1700000900", Ready: true, TokenHash: "h1"},
+		}},
+		SafetyPrefix: "pre-restore-1",
+		Lock:         Lock{Holder: me, HolderPhase: controlplanev1.EtcdRestorePending},
+		Now:          t0, Created: t0,
+	}
 }
 
 func with(w World, f func(*World)) World { f(&w); return w }
@@ -222,17 +232,28 @@ func TestDecide(t *testing.T) {
 // servers go and the first server restores.
 func TestDecideWalkthrough(t *testing.T) {
 	w := healthy()
+	w.Lock = Lock{}
+	w.Proof.Items = w.Proof.Items[:1]
 	status := at("")
 	var held []controlplanev1.EtcdRestorePhase
 	polled := 0
 	for range 20 {
 		d := Decide(me, status, w)
 		status.Phase, status.Message, status.SnapshotName, status.FirstServer = d.Phase, d.Message, d.Snapshot, d.FirstServer
+		status.SafetySnapshot = d.SafetySnapshot
 		status.Conditions = Conditions(status.Phase, d)
+		if len(d.Delete) > 0 && status.SafetySnapshot == "" {
+			t.Fatal("servers deleted before a safety snapshot was recorded")
+		}
 		if Holds(d.Phase) {
 			held = append(held, d.Phase)
 		}
 		switch {
+		case d.TakeLock:
+			w.Lock = Lock{Holder: me}
+		case d.TakeSafetySnapshot:
+			w.Proof.Items = append(w.Proof.Items, Listed{Name: w.SafetyPrefix + "-a-1700000900",
+				Location: "s3://b/c1/" + w.SafetyPrefix + "-a-1700000900", Ready: true, TokenHash: "h1"})
 		case len(d.Delete) > 0:
 			w.Servers = nil
 		case d.Poll:
@@ -298,11 +319,20 @@ func TestHoldingRestore(t *testing.T) {
 		{ObjectMeta: metav1.ObjectMeta{Name: "joining"}, Spec: controlplanev1.KThreesEtcdRestoreSpec{ClusterName: "c"},
 			Status: controlplanev1.KThreesEtcdRestoreStatus{Phase: controlplanev1.EtcdRestoreJoiningServers}},
 	}
-	if got := HoldingRestore(rs, "c"); got != "" {
+	rs[0].UID = "u0"
+	if got := HoldingRestore(rs, "c", ""); got != "" {
 		t.Errorf("held by %q, want none", got)
 	}
+	// A Failed restore holds the servers while it holds the lock: it failed with
+	// no working server, and only a new restore may take over.
+	if got := HoldingRestore(rs, "c", "old/u0"); got != "old" {
+		t.Errorf("with the lock of the failed restore: held by %q, want old", got)
+	}
+	if got := HoldingRestore(rs, "c", "old/another-uid"); got != "" {
+		t.Errorf("with the lock of a restore gone since: held by %q, want none", got)
+	}
 	rs[2].Status.Phase = controlplanev1.EtcdRestoreRestoringFirstServer
-	if got := HoldingRestore(rs, "c"); got != "joining" {
+	if got := HoldingRestore(rs, "c", ""); got != "joining" {
 		t.Errorf("held by %q, want joining", got)
 	}
 }

@@ -11,6 +11,8 @@ import (
 
 // World is what a restore pass found: read fresh each pass, never remembered.
 type World struct {
+	// ClusterName is the restore's Cluster, for messages.
+	ClusterName string
 	// ClusterFound is false when the Cluster the restore names does not exist.
 	ClusterFound bool
 	// ClusterDeleting is true while the Cluster is being deleted.
@@ -32,10 +34,43 @@ type World struct {
 	Snapshot Snapshot
 	// OldAPI is what is known of the managers' connections to the old workload API.
 	OldAPI OldAPI
+	// S3 is where this control plane's snapshots are, and its token's hash.
+	S3 S3Target
+	// Proof is k3s's snapshot list, read while the restore is Pending.
+	Proof Proof
+	// SafetyPrefix is the name the restore gives its safety snapshot (k3s appends
+	// the node and the time).
+	SafetyPrefix string
+	// Lock is who holds the control plane's restore lock.
+	Lock Lock
+	// EndpointServer is the server Machine whose own address is the Cluster's
+	// controlPlaneEndpoint host, "" when none's is.
+	EndpointServer string
+	// Now is when the world was read; Created when the restore was created.
+	Now, Created time.Time
+	// FirstServerDeadline is how long the first server has to restore; zero means
+	// DefaultFirstServerDeadline.
+	FirstServerDeadline time.Duration
 	// WorkloadNodes are the restored workload cluster's Nodes, read once the servers
 	// join; WorkloadNodesProblem says why they could not be read.
 	WorkloadNodes        []WorkloadNode
 	WorkloadNodesProblem string
+}
+
+// Lock is the holder of the control plane's restore lock
+// (controlplanev1.EtcdRestoreLockAnnotation), resolved against the restores that
+// exist: Holder is "" when the lock is free (no holder, or one that is gone,
+// Succeeded or Refused).
+type Lock struct {
+	Holder string
+	// HolderPhase is the holder's phase.
+	HolderPhase controlplanev1.EtcdRestorePhase
+	// HolderSnapshot and HolderSafetySnapshot are a Failed holder's proven snapshot
+	// and the safety snapshot it took: what a new restore may go back to without a
+	// running cluster to prove anything else on.
+	HolderSnapshot, HolderSafetySnapshot string
+	// TakenOver is true when the holder took the lock over from a failed restore.
+	TakenOver bool
 }
 
 // WorkloadNode is one Node of the workload cluster.
@@ -127,6 +162,8 @@ func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 // Server is one server Machine.
 type Server struct {
 	Name string
+	// Created is when the Machine was created.
+	Created time.Time
 	// Deleting is true once the Machine has a deletion timestamp.
 	Deleting bool
 	// RestoreOf is the name of the restore that created it (the Machine's

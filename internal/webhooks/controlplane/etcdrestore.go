@@ -117,8 +117,9 @@ func (v *KThreesEtcdRestore) ValidateUpdate(_ context.Context, oldR, newR *contr
 		"is immutable: delete this restore and create another")})
 }
 
-// ValidateDelete allows every deletion. Deleting a restore that has started leaves
-// the control plane's servers as they are and lets the control plane act again.
+// ValidateDelete allows every deletion. A restore that holds the control plane's
+// servers keeps its finalizer until it ends or a new restore takes over
+// (docs/etcd-snapshots.md).
 func (v *KThreesEtcdRestore) ValidateDelete(context.Context, *controlplanev1.KThreesEtcdRestore) (admission.Warnings, error) {
 	return nil, nil
 }
