@@ -93,6 +93,9 @@ func TestCertificateRenewalReplacementRecordFromAStaleCopyIsRefused(t *testing.T
 	if n := len(f.servers(t)); n != 3 {
 		t.Errorf("%d servers, want 3: a pass from a copy without the last record replaced a second server", n)
 	}
+	if f.replaceWait <= 0 {
+		t.Errorf("the pass whose record was refused asked for no retry")
+	}
 	got := &controlplanev1.KThreesControlPlane{}
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(f.kcp), got); err != nil {
 		t.Fatal(err)
