@@ -75,10 +75,6 @@ func TestAcceptLeavesOutWhatK3sDidNotWrite(t *testing.T) {
 func TestKnownCAs(t *testing.T) {
 	cas := KnownCAs{}
 	cas.Add("CN=kubernetes", date("2027-01-15T00:00:00Z").Add(300*time.Millisecond))
-	cas.AddReported(map[string][]Event{"server": {
-		caWarn(t0, "1"),
-		warn(t0, "2", kubelet), // a leaf warning lists no CA by itself
-	}})
 	for _, tc := range []struct {
 		c    Certificate
 		want bool

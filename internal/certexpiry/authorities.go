@@ -21,30 +21,16 @@ type CACert struct {
 	NotAfter time.Time
 }
 
-// KnownCAs are the CA certificates of a cluster: those the management cluster holds
-// (its CA Secrets), and those any server listed in its CA warning.
+// KnownCAs are the CA certificates the management cluster holds for a cluster (its CA
+// Secrets). Only what a forger cannot write names a CA: these, and the name k3s gives
+// the CAs it makes (generatedCA). A node's CA warning names none: any Event writer can
+// copy a leaf's subject and date from the readable Events into one, and a leaf read as
+// a CA is never renewed. Such a warning is only reported (Decide, Node.CAExpiry).
 type KnownCAs map[CACert]bool
 
 // Add records a CA certificate.
 func (k KnownCAs) Add(subject string, notAfter time.Time) {
 	k[CACert{Subject: subject, NotAfter: notAfter.UTC().Truncate(time.Second)}] = true
-}
-
-// AddReported records the CAs the Events' CA warnings list (of every node: agents
-// check no CA file, yet their leaf files carry the cluster's CAs).
-func (k KnownCAs) AddReported(byNode map[string][]Event) {
-	for _, events := range byNode {
-		for _, e := range events {
-			if e.Reason != ReasonCAWarning {
-				continue
-			}
-			for _, c := range ParseMessage(e.Message) {
-				if c.Status != NotYetValid {
-					k.Add(c.Subject, c.Date)
-				}
-			}
-		}
-	}
 }
 
 // generatedCA is the subject k3s gives a CA it makes itself: "<prefix>-ca@<unix

@@ -116,6 +116,15 @@ func TestDecide(t *testing.T) {
 		cas:    KnownCAs{{Subject: "CN=kubernetes", NotAfter: date("2028-01-15T00:00:00Z")}: true},
 		want:   Node{State: InWindow, Expiry: date("2027-01-15T00:00:00Z"), Certificate: "kubelet/client-kubelet.crt", CheckedAt: t0},
 	}, {
+		// Any Event writer can copy a leaf's subject and date into a CA warning that
+		// passes Accept: it is reported as a CA, and the leaf still has its date.
+		name: "a forged CA warning with a leaf's subject and date hides no leaf",
+		events: []Event{warn(t0, "10", kubelet), {Reason: ReasonCAWarning, Time: t0, ResourceVersion: "11",
+			Message: CALead + "certificate-authority/client-ca.crt: certificate CN=system:node:n,O=system:nodes will expire within 365 days at 2027-03-01T10:00:00Z"}},
+		cas: KnownCAs{{Subject: "CN=kubernetes", NotAfter: date("2027-01-15T00:00:00Z")}: true},
+		want: Node{State: InWindow, Expiry: date("2027-03-01T10:00:00Z"), Certificate: "kubelet/client-kubelet.crt", CheckedAt: t0,
+			CAExpiry: date("2027-03-01T10:00:00Z"), CA: "certificate-authority/client-ca.crt", CASubject: "CN=system:node:n,O=system:nodes"},
+	}, {
 		name:   "clock corrected backwards between the warning and the restart: write order decides, not the node's clock",
 		events: []Event{warn(t0, "10", kubelet), ok(t0.Add(-time.Hour), "20")},
 		want:   Node{State: Clear, CheckedAt: t0.Add(-time.Hour)},

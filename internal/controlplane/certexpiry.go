@@ -88,14 +88,11 @@ func (r *Reconciler) observeCertificateExpiry(ctx context.Context, cluster *clus
 	for name, n := range seen.nodes {
 		nodes[name] = n
 	}
-	// Only what k3s itself could have written counts; the CAs the cluster is known to
-	// have (its Secrets, the servers' CA warnings) are told apart from leaves.
+	// Only what k3s itself could have written counts. A CA listed under a leaf file is
+	// told apart from the leaf by what no Event writer can forge: the CA Secrets and
+	// k3s's own CA names (certexpiry.KnownCAs), never a node's CA warning.
 	events, rejected := certexpiry.Accept(events)
-	cas := certexpiry.KnownCAs{}
-	for c := range seen.caCerts {
-		cas[c] = true
-	}
-	cas.AddReported(events)
+	cas := seen.caCerts
 	decisions := map[string]certexpiry.Node{}
 	machineOf := map[string]string{}
 	var ignored []string

@@ -371,13 +371,24 @@ func TestCAProblem(t *testing.T) {
 // key, both PEM-encoded.
 func testCA(t *testing.T, notAfter time.Time, isCA bool) (crtPEM, keyPEM []byte) {
 	t.Helper()
+	return testCANamed(t, "test", notAfter, isCA)
+}
+
+// testCAWithSubject is a CA certificate named CN=<cn>, valid until notAfter.
+func testCAWithSubject(t *testing.T, cn string, notAfter time.Time) (crtPEM, keyPEM []byte) {
+	t.Helper()
+	return testCANamed(t, cn, notAfter, true)
+}
+
+func testCANamed(t *testing.T, cn string, notAfter time.Time, isCA bool) (crtPEM, keyPEM []byte) {
+	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "test"},
+		Subject:               pkix.Name{CommonName: cn},
 		NotBefore:             notAfter.Add(-48 * time.Hour),
 		NotAfter:              notAfter,
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,

@@ -2,6 +2,7 @@ package controlplane
 
 import (
 	"context"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -10,10 +11,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/cluster-api/util/secret"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 	"github.com/capk3s/capk3s/internal/certexpiry"
+	"github.com/capk3s/capk3s/internal/k3s"
 )
 
 // Events about a node that k3s's certificate monitor on that node did not write (another
@@ -82,13 +85,13 @@ func TestCertificateExpiryBeforeTheMachineExistedIsIgnored(t *testing.T) {
 
 // observeReports runs the pass's reading of the nodes' certificate reports on the
 // renewal fixture (its Nodes, the test apiserver's Events) and stores the annotations,
-// as a pass before the renewal's would.
-func (f *renewalFixture) observeReports(t *testing.T) {
+// as a pass before the renewal's would. cas are the CA Secrets' certificates.
+func (f *renewalFixture) observeReports(t *testing.T, cas certexpiry.KnownCAs) {
 	t.Helper()
 	ctx := context.Background()
 	r := f.reconciler()
 	r.ClusterCache = renewalWorkload{c: f.workload}
-	seen := &observed{nodes: f.nodes}
+	seen := &observed{nodes: f.nodes, caCerts: cas}
 	var err error
 	if seen.machines, err = r.controlPlaneMachines(ctx, f.cluster, f.kcp); err != nil {
 		t.Fatal(err)
@@ -111,14 +114,17 @@ func TestCertificateRenewalCAExpiryRestartsNothing(t *testing.T) {
 			"kubelet/client-kubelet.crt: certificate CN=kubernetes will expire within 120 days at "+caExpiry.Format(time.RFC3339),
 			"admin/client-admin.crt: certificate CN=kubernetes will expire within 120 days at "+caExpiry.Format(time.RFC3339)), at)
 		if first {
-			// One server's CA warning names it as a CA for all.
+			// One server's CA warning reports it too.
 			k3sCertEvent(t, n.Name, certexpiry.ReasonCAWarning, certexpiry.CALead+
 				"certificate-authority/client-ca.crt: certificate CN=kubernetes will expire within 365 days at "+caExpiry.Format(time.RFC3339), at.Add(time.Second))
 			first = false
 		}
 	}
+	// The client CA's Secret holds it: that, not a node's report, makes it a CA.
+	crt, _ := testCAWithSubject(t, "kubernetes", caExpiry)
+	cas := knownCAsOf(caSecrets{k3s.ClientCA: {Data: map[string][]byte{secret.TLSCrtDataName: crt}}})
 	for range 2 {
-		f.observeReports(t)
+		f.observeReports(t, cas)
 		f.renewalPass(t)
 	}
 	for name, m := range f.servers(t) {
@@ -140,5 +146,29 @@ func TestCertificateRenewalCAExpiryRestartsNothing(t *testing.T) {
 	}
 	if c := conditions.Get(f.kcp, controlplanev1.CertificatesExpiringCondition); c == nil || c.Status != metav1.ConditionFalse {
 		t.Errorf("CertificatesExpiring = %+v, want False: no leaf expires", c)
+	}
+}
+
+// Any Event writer can copy a leaf's subject and date from the readable Events into a
+// CA warning that passes every check of its fields. A node's CA warning names no CA:
+// the leaf is still renewed, and the forged line is only reported.
+func TestCertificateRenewalForgedCAWarningHidesNoLeaf(t *testing.T) {
+	f := newRenewalFixture(t, 3, coversVersion())
+	soon := time.Now().Add(10 * 24 * time.Hour).UTC().Truncate(time.Second)
+	at := time.Now().Add(-time.Minute).Truncate(time.Second)
+	var names []string
+	for name := range f.servers(t) {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	victim, other := f.kcp.Namespace+"-"+names[0], f.kcp.Namespace+"-"+names[1]
+	leaf := "certificate CN=system:node:" + victim + ",O=system:nodes will expire within 120 days at " + soon.Format(time.RFC3339)
+	k3sCertEvent(t, victim, certexpiry.ReasonLeafWarning, leafWarning("kubelet/client-kubelet.crt: "+leaf), at)
+	// Written with every field as k3s writes it, by another node's credentials.
+	k3sCertEvent(t, other, certexpiry.ReasonCAWarning, certexpiry.CALead+"certificate-authority/client-ca.crt: "+
+		strings.Replace(leaf, "within 120 days", "within 365 days", 1), at)
+	f.observeReports(t, certexpiry.KnownCAs{})
+	if a := getMachine(t, f.kcp.Namespace, names[0]).Annotations[clusterv1.MachineCertificatesExpiryDateAnnotation]; a != soon.Format(time.RFC3339) {
+		t.Errorf("certificates-expiry of the leaf's Machine = %q, want %s: a forged CA warning hid the leaf", a, soon.Format(time.RFC3339))
 	}
 }

@@ -262,6 +262,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			setCertificatesStatus(kcp, seen)
 		}
 		kcp.Status.ObservedGeneration = kcp.Generation
+		if seen.storedVersion != "" {
+			pass.Advance(seen.storedVersion)
+		}
 		replaced, err := pass.Write(ctx, r.Client, kcp)
 		r.writes.record(req.NamespacedName, replaced)
 		if err != nil {
@@ -284,27 +287,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	result = soonest(result, seen.renewal.untilReplaceNext(now))
 	renewalMachines := append(seen.machines.UnsortedList(), seen.renewal.workers.UnsortedList()...)
 	return soonest(result, renewalplan.UntilDue(renewalMachines, kcp.Spec.Rollout.Before.CertificatesExpiryDays, now)), err
-}
-
-// ownedConditions are the conditions this controller sets (stale ones left by other
-// software are dropped before the first status write).
-var ownedConditions = []string{
-	controlplanev1.TokenAvailableCondition,
-	controlplanev1.CertificatesAvailableCondition,
-	controlplanev1.AvailableCondition,
-	controlplanev1.MachinesReadyCondition,
-	controlplanev1.MachinesUpToDateCondition,
-	controlplanev1.ScalingUpCondition,
-	controlplanev1.ScalingDownCondition,
-	controlplanev1.DeletingCondition,
-	controlplanev1.RollingOutCondition,
-	remediatingCondition,
-	controlplanev1.EtcdClusterHealthyCondition,
-	controlplanev1.DatastoreAvailableCondition,
-	controlplanev1.EtcdSnapshotsAvailableCondition,
-	controlplanev1.CertificatesExpiringCondition,
-	controlplanev1.CertificateAuthoritiesExpiringCondition,
-	controlplanev1.CertificateRenewalHeldCondition,
 }
 
 // startedCheck is one pass's answer to "may a server already hold the cluster's

@@ -78,8 +78,7 @@ func (v renewalView) replaceReason(m *clusterv1.Machine) string {
 // observeRenewal fills seen.renewal: the path, then which server may be replaced.
 func (r *Reconciler) observeRenewal(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, seen *observed) error {
 	err := r.observeRenewalPath(ctx, cluster, kcp, seen)
-	limitReplacements(kcp, seen)
-	return err
+	return errors.Join(err, r.limitReplacements(ctx, kcp, seen))
 }
 
 // observeRenewalPath decides the path. The workload cluster is asked for SUC only when a

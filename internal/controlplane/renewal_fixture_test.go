@@ -54,8 +54,10 @@ type renewalFixture struct {
 	workload client.Client
 	nodes    map[string]*corev1.Node
 	notReady map[string]bool
-	// lastResult is what the last pass asked for.
-	lastResult time.Duration
+	// lastResult is what the last pass asked for; replaceWait is when it asked to be
+	// woken for the next certificate replacement (Reconcile adds it to lastResult).
+	lastResult  time.Duration
+	replaceWait time.Duration
 }
 
 func newRenewalFixture(t *testing.T, servers int32, rc *testRuntimeClient) *renewalFixture {
@@ -127,7 +129,7 @@ func (f *renewalFixture) renewalPass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.lastResult = result.RequeueAfter
+	f.lastResult, f.replaceWait = result.RequeueAfter, seen.renewal.untilReplaceNext(time.Now())
 	setStatus(f.cluster, f.kcp, *seen)
 }
 

@@ -1,12 +1,14 @@
 package controlplane
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 	"github.com/capk3s/capk3s/internal/controlplane/renewalplan"
@@ -62,5 +64,43 @@ func TestCertificateRenewalReplacementsAreRateLimited(t *testing.T) {
 	if c := conditions.Get(f.kcp, controlplanev1.CertificateRenewalHeldCondition); c == nil || c.Reason != controlplanev1.ReplacementRateLimitedReason ||
 		!strings.Contains(c.Message, "after "+rec.Machine+"'s replacement started") {
 		t.Errorf("CertificateRenewalHeld = %+v, want the other two waiting", c)
+	}
+}
+
+// The replacement record is stored before a server is replaced, guarded by the
+// resourceVersion the pass read: a pass from a stale copy, without the record of a
+// replacement another pass has just stored, replaces no second server.
+func TestCertificateRenewalReplacementRecordFromAStaleCopyIsRefused(t *testing.T) {
+	ctx := context.Background()
+	f := newRenewalFixture(t, 3, coversVersion())
+	f.rc = nil // no in-place path: certificates are renewed by replacement
+	for _, m := range f.servers(t) {
+		expireIn(t, m, 10*24*time.Hour)
+	}
+	stale := &controlplanev1.KThreesControlPlane{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(f.kcp), stale); err != nil {
+		t.Fatal(err)
+	}
+	stale.Spec, stale.Status = f.kcp.Spec, *f.kcp.Status.DeepCopy()
+	// Another pass replaced a server a minute ago and stored its record.
+	newer := stale.DeepCopy()
+	newer.Annotations = map[string]string{controlplanev1.CertificatesReplacementAnnotation: renewalplan.Replacement{Machine: "other", At: time.Now().Add(-time.Minute)}.String()}
+	if err := env.Client.Patch(ctx, newer, client.MergeFrom(stale)); err != nil {
+		t.Fatal(err)
+	}
+	f.kcp = stale
+	f.renewalPass(t)
+	if n := len(f.servers(t)); n != 3 {
+		t.Errorf("%d servers, want 3: a pass from a copy without the last record replaced a second server", n)
+	}
+	if f.replaceWait <= 0 {
+		t.Errorf("the pass whose record was refused asked for no retry")
+	}
+	got := &controlplanev1.KThreesControlPlane{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(f.kcp), got); err != nil {
+		t.Fatal(err)
+	}
+	if rec, _ := renewalplan.ParseReplacement(got.Annotations[controlplanev1.CertificatesReplacementAnnotation]); rec.Machine != "other" {
+		t.Errorf("stored record %q, want the other pass's, untouched", got.Annotations[controlplanev1.CertificatesReplacementAnnotation])
 	}
 }

@@ -70,6 +70,9 @@ type observed struct {
 	// caCerts are the CA certificates of those Secrets, by subject and expiry: a
 	// node's report names them under its leaf files (certauthorities.go).
 	caCerts certexpiry.KnownCAs
+	// storedVersion is the resourceVersion of the pass's own guarded write of the
+	// control plane (the certificate replacement record), "" when none.
+	storedVersion string
 }
 
 // unreachable says the pass has servers but could not read their Nodes: the

@@ -101,7 +101,10 @@ func (e *Extension) updateMachine(ctx context.Context, req *runtimehooksv1.Updat
 	}
 	if plan != nil {
 		if f := planFailure(plan); f != "" {
-			return "", fmt.Errorf("%w: system-upgrade-controller Plan %s/%s: %s", errUpdateFailed, plan.GetNamespace(), plan.GetName(), f)
+			// A failed update leaves no target label: the Node is not held as an
+			// upgrade's target after CAPI has given the update up.
+			failed := fmt.Errorf("%w: system-upgrade-controller Plan %s/%s: %s", errUpdateFailed, plan.GetNamespace(), plan.GetName(), f)
+			return "", errors.Join(failed, ReleaseNode(ctx, wc, node, UpgradeTargetLabel))
 		}
 	}
 	// The skew rules hold for what the Node runs now, whoever asks: CanUpdate… checked

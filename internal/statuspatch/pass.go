@@ -21,6 +21,13 @@ func New(obj client.Object) *Pass {
 	return &Pass{before: obj.DeepCopyObject().(client.Object)}
 }
 
+// Advance says that the pass itself wrote the object, guarded by the version it read,
+// and stored version: the final writes are guarded by that one instead, since nobody
+// else changed the object in between.
+func (p *Pass) Advance(version string) {
+	p.before.SetResourceVersion(version)
+}
+
 // Write sends the changes from the object the pass read to obj, which it leaves as it
 // is. The metadata and spec go first, as CAPI's patch helper sends them, guarded by the
 // resourceVersion the pass read; when that write conflicts, they are sent again

@@ -338,6 +338,12 @@ func TestUpdateMachineThroughSUC(t *testing.T) {
 			return resp.Status == runtimehooksv1.ResponseStatusFailure && strings.Contains(resp.Message, "image pull failed"),
 				fmt.Sprintf("%s %q", resp.Status, resp.Message), nil
 		})
+		if err := wc.Get(ctx, client.ObjectKey{Name: agent.Status.NodeRef.Name}, node); err != nil {
+			t.Fatal(err)
+		}
+		if v, ok := node.Labels[inplace.UpgradeTargetLabel]; ok {
+			t.Errorf("Node %s keeps %s=%s after its upgrade failed", node.Name, inplace.UpgradeTargetLabel, v)
+		}
 	})
 }
 
