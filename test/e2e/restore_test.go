@@ -162,7 +162,7 @@ func (s *scenario) failedRestoreAndTheWayOut(failing *controlplanev1.KThreesEtcd
 	if failing.Status.SnapshotName == "" || failing.Status.SafetySnapshot == "" {
 		s.t.Fatalf("a held restore without its snapshot or safety snapshot: %+v", failing.Status)
 	}
-	putBack := sim.TakeS3Object(e2eS3Endpoint, e2eS3Bucket, key)
+	putBack := sim.TakeS3Object(awsS3Endpoint, e2eS3Bucket, key)
 	s.eventually("the restore to fail at its first server's deadline", func(ctx context.Context) (bool, string, error) {
 		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(failing), failing); err != nil {
 			return false, "", err
@@ -180,7 +180,7 @@ func (s *scenario) failedRestoreAndTheWayOut(failing *controlplanev1.KThreesEtcd
 	if got := s.serverNames(); !got.Equal(sets.New(failing.Status.FirstServer)) {
 		s.t.Errorf("servers %v after the failure, want the failed first server %s alone", sets.List(got), failing.Status.FirstServer)
 	}
-	if !sets.New(sim.S3Objects(e2eS3Endpoint, e2eS3Bucket, s.ns+"/")...).Has(s.ns + "/" + safety) {
+	if !sets.New(sim.S3Objects(awsS3Endpoint, e2eS3Bucket, s.ns+"/")...).Has(s.ns + "/" + safety) {
 		s.t.Errorf("the safety snapshot %s is not in the bucket", safety)
 	}
 	putBack()
