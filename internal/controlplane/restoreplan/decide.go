@@ -188,8 +188,10 @@ func firstServerLate(w World, first Server) string {
 // wayOut tells a user what to do once a restore failed after it deleted servers.
 func wayOut(d Decision) string {
 	back := d.Snapshot
-	if d.SafetySnapshot != "" {
-		back = d.SafetySnapshot + " (the cluster as it was before this restore) or " + d.Snapshot
+	if d.SafetySnapshot != "" && d.SafetySnapshot != d.Snapshot {
+		// After a takeover, the safety snapshot is the one the first failed restore
+		// took: the cluster as it was before any of them.
+		back = d.SafetySnapshot + " (the cluster as it was before the restore that took it) or " + d.Snapshot
 	}
 	return fmt.Sprintf("Way out: create a new KThreesEtcdRestore of this cluster with spec.snapshotName %s; it takes over from this one "+
 		"(keep this restore until then: it holds the control plane, which would otherwise join servers to a cluster that has none); see docs/etcd-snapshots.md", back)

@@ -38,7 +38,8 @@ func decidePending(restore string, d Decision, w World) Decision {
 	if tookOver {
 		// Proved against the failed restore's record when the lock was taken.
 		d.Phase = controlplanev1.EtcdRestoreDeletingServers
-		d.Message = fmt.Sprintf("restoring snapshot %s after a failed restore (no safety snapshot: no server runs): deleting what is left of the servers", d.Snapshot)
+		d.Message = fmt.Sprintf("restoring snapshot %s after a failed restore (no new safety snapshot: no server runs%s): deleting what is left of the servers",
+			d.Snapshot, keptSafety(d.SafetySnapshot))
 		return d
 	}
 	if takeover {
@@ -74,7 +75,11 @@ func decidePending(restore string, d Decision, w World) Decision {
 // decideTakeover starts a restore of a cluster whose servers a failed restore
 // deleted: nothing runs to prove a snapshot on, so only the snapshots that restore
 // proved or took itself, while the old servers ran, may be restored; no safety
-// snapshot is taken, there is no cluster to save.
+// snapshot is taken, there is no cluster to save. The failed restore's safety
+// snapshot is carried into this one's status (status.safetySnapshot): it is the
+// cluster as it was before the first of the failed restores, and if this restore
+// fails too, its way out must still offer it, and a restore that takes over from
+// this one must still accept it.
 func decideTakeover(d Decision, w World) Decision {
 	l := w.Lock
 	if d.Snapshot != l.HolderSnapshot && d.Snapshot != l.HolderSafetySnapshot {
@@ -85,8 +90,18 @@ func decideTakeover(d Decision, w World) Decision {
 		return d
 	}
 	d.TakeLock, d.TakeOver = true, true
+	d.SafetySnapshot = l.HolderSafetySnapshot
 	d.Message = fmt.Sprintf("taking over the control plane from the failed KThreesEtcdRestore %s to restore snapshot %s", l.Holder, d.Snapshot)
 	return d
+}
+
+// keptSafety names, for messages, the safety snapshot a takeover carried from the
+// failed restore.
+func keptSafety(safety string) string {
+	if safety == "" {
+		return ""
+	}
+	return "; the safety snapshot " + safety + " of the cluster before the failed restore is kept"
 }
 
 func nonEmpty(s ...string) []string {
