@@ -134,6 +134,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		due := w.FirstServerDue(m.CreationTimestamp.Time)
 		return ctrl.Result{RequeueAfter: max(time.Until(due), 0) + time.Second}, r.act(ctx, restore, w, d)
 	}
+	if start := restore.Status.StartTime; start != nil && restoreplan.Holds(d.Phase) {
+		// Nor the deadline for having a first server at all.
+		return ctrl.Result{RequeueAfter: max(time.Until(w.StartDue(start.Time)), 0) + time.Second}, r.act(ctx, restore, w, d)
+	}
 	return ctrl.Result{}, r.act(ctx, restore, w, d)
 }
 

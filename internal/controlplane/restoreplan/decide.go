@@ -78,6 +78,12 @@ func Decide(restore string, status controlplanev1.KThreesEtcdRestoreStatus, w Wo
 		}
 		return keep
 	}
+	if late := firstServerNeverCreated(restore, status, w); late != "" {
+		keep.Phase = controlplanev1.EtcdRestoreFailed
+		keep.Message = fmt.Sprintf("the restore of snapshot %s has no first server %s (last step: %s); the cluster may have no working server. %s",
+			keep.Snapshot, late, status.Message, wayOut(keep))
+		return keep
+	}
 	switch phase {
 	case controlplanev1.EtcdRestoreDeletingServers:
 		return decideDeleting(restore, keep, w)
@@ -175,6 +181,34 @@ func (w World) firstServerDeadline() time.Duration {
 // FirstServerDue is when a first server created at created must have restored.
 func (w World) FirstServerDue(created time.Time) time.Time {
 	return created.Add(w.firstServerDeadline())
+}
+
+// StartDue is when a restore started at start must have a first server of its own:
+// room to delete the old servers and to wait for Cluster API to give the old
+// workload API up (its grace period and ProbeFailedMargin), plus as long again as
+// the first-server deadline. Without it a restore could wait for ever with no
+// server (snapshots.s3 removed meanwhile, a probe that never goes False, a server
+// stuck deleting), neither Failed, so not to be taken over, nor to be deleted.
+func (w World) StartDue(start time.Time) time.Time {
+	return start.Add(2*w.firstServerDeadline() + capiProbeGracePeriod + ProbeFailedMargin)
+}
+
+// firstServerNeverCreated says how late a restore that deletes servers or waits to
+// create its first one is, "" while it is in time or once its first server exists
+// (which then has its own deadline).
+func firstServerNeverCreated(restore string, status controlplanev1.KThreesEtcdRestoreStatus, w World) string {
+	if status.StartTime == nil || !Holds(status.Phase) {
+		return ""
+	}
+	own := w.specificServers(func(s Server) bool { return s.RestoreOf == restore && !s.Deleting })
+	if status.Phase == controlplanev1.EtcdRestoreRestoringFirstServer && len(own) > 0 {
+		return ""
+	}
+	start := status.StartTime.Time
+	if w.Now.Before(w.StartDue(start)) {
+		return ""
+	}
+	return fmt.Sprintf("within %s of its start at %s", w.StartDue(start).Sub(start), stamp(start))
 }
 
 // firstServerLate says how late the first server is, "" while it is in time.

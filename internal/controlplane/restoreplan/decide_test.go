@@ -451,3 +451,72 @@ func TestProbeFailedMarginCoversCAPIsDisconnect(t *testing.T) {
 		t.Errorf("margin %s: the first server may start before CAPI core drops its caches", ProbeFailedMargin)
 	}
 }
+
+// A restore that deleted servers but has no first server of its own fails, with the
+// way out, once it has gone long enough from its start: else it could wait for ever
+// with no server, neither to be taken over nor deleted. A first server that exists
+// has its own deadline instead.
+func TestNoFirstServerForTooLong(t *testing.T) {
+	const deadline = 90 * time.Second
+	due := 2*deadline + capiProbeGracePeriod + ProbeFailedMargin
+	started := func(phase controlplanev1.EtcdRestorePhase) controlplanev1.KThreesEtcdRestoreStatus {
+		s := at(phase)
+		s.StartTime = &metav1.Time{Time: t0}
+		s.SafetySnapshot = "pre-restore-1-a-1700000900"
+		s.Message = "waiting"
+		return s
+	}
+	world := func(after time.Duration, f func(*World)) World {
+		return with(healthy(), func(w *World) {
+			w.Servers, w.FirstServerDeadline, w.Now = nil, deadline, t0.Add(after)
+			w.OldAPI = OldAPI{Probe: metav1.ConditionTrue, ProbeSince: t0, Now: w.Now}
+			f(w)
+		})
+	}
+	cases := []struct {
+		name   string
+		status controlplanev1.KThreesEtcdRestoreStatus
+		world  World
+		failed bool
+	}{
+		{name: "Cluster API never lets the old API go: in time", status: started(controlplanev1.EtcdRestoreRestoringFirstServer),
+			world: world(due-time.Second, func(*World) {})},
+		{name: "Cluster API never lets the old API go: too long", status: started(controlplanev1.EtcdRestoreRestoringFirstServer),
+			world: world(due, func(*World) {}), failed: true},
+		{name: "snapshots.s3 removed after the servers were deleted", status: started(controlplanev1.EtcdRestoreRestoringFirstServer),
+			world: world(due, func(w *World) {
+				w.ControlPlane = s3ControlPlane(3)
+				w.ControlPlane.Spec.KThreesConfigSpec.ServerConfig.Etcd.Snapshots.S3 = nil
+			}), failed: true},
+		{name: "a deleted first server stuck deleting", status: started(controlplanev1.EtcdRestoreRestoringFirstServer),
+			world: world(due, func(w *World) { w.Servers = []Server{{Name: "n", RestoreOf: me, Deleting: true, Created: t0}} }), failed: true},
+		{name: "an old server stuck deleting", status: started(controlplanev1.EtcdRestoreDeletingServers),
+			world: world(due, func(w *World) { w.Servers = []Server{{Name: "a", Deleting: true, Created: t0}} }), failed: true},
+		{name: "a first server created late has its own deadline", status: started(controlplanev1.EtcdRestoreRestoringFirstServer),
+			world: world(due+time.Minute, func(w *World) {
+				w.Servers = []Server{{Name: "n", RestoreOf: me, Created: t0.Add(due)}}
+			})},
+		{name: "no start time recorded", status: at(controlplanev1.EtcdRestoreRestoringFirstServer),
+			world: world(time.Hour, func(*World) {})},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Decide(me, tc.status, tc.world)
+			if (d.Phase == controlplanev1.EtcdRestoreFailed) != tc.failed {
+				t.Fatalf("phase %s, failed want %v (%q)", d.Phase, tc.failed, d.Message)
+			}
+			if !tc.failed {
+				return
+			}
+			for _, m := range []string{"has no first server within 4m30s of its start at 2026-01-02T03:04:05Z", "last step: waiting",
+				"Way out: create a new KThreesEtcdRestore", "pre-restore-1-a-1700000900", "etcd-snapshot-a-1700000000"} {
+				if !strings.Contains(d.Message, m) {
+					t.Errorf("message %q, want %q", d.Message, m)
+				}
+			}
+			if d.CreateFirstServer || len(d.Delete) > 0 {
+				t.Errorf("a failed restore acts: %+v", d)
+			}
+		})
+	}
+}
