@@ -72,7 +72,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 }
 
 // restoresOfCluster maps an object labelled with its cluster to that cluster's
-// unfinished restores.
+// unfinished restores, and the finished ones that still carry the finalizer: a
+// Failed restore deleted while it held the lock lets go once another takes the lock
+// over, which only the control plane's change announces.
 func (r *Reconciler) restoresOfCluster(ctx context.Context, o client.Object) []reconcile.Request {
 	cluster := o.GetLabels()[clusterv1.ClusterNameLabel]
 	if cluster == "" {
@@ -84,7 +86,7 @@ func (r *Reconciler) restoresOfCluster(ctx context.Context, o client.Object) []r
 	}
 	var out []reconcile.Request
 	for _, rs := range restores.Items {
-		if rs.Spec.ClusterName == cluster && !rs.Status.Phase.Finished() {
+		if rs.Spec.ClusterName == cluster && (!rs.Status.Phase.Finished() || slices.Contains(rs.Finalizers, controlplanev1.EtcdRestoreFinalizer)) {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&rs)})
 		}
 	}

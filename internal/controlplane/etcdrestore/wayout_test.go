@@ -57,6 +57,9 @@ func TestFirstServerDeadlineAndTheWayOut(t *testing.T) {
 	stop()
 
 	runManager(t)
+	// The new manager's first pass of the failed restore finds it holding the lock;
+	// only a later one, woken by the takeover, releases it.
+	time.Sleep(2 * time.Second)
 	second := newRestoreOf(t, ns, "restore-2", safety)
 	var own *clusterv1.Machine
 	waitFor(t, "the new restore's first server", func(context.Context) (bool, error) {
