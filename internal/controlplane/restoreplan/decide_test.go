@@ -337,6 +337,35 @@ func TestHoldingRestore(t *testing.T) {
 	}
 }
 
+// Right after a takeover, the new restore is still Pending and the failed one no
+// longer holds the lock: the new one holds the servers already, else for a pass the
+// control plane would join a server to a cluster that has none.
+func TestHoldingRestoreAfterATakeover(t *testing.T) {
+	rs := []controlplanev1.KThreesEtcdRestore{
+		{ObjectMeta: metav1.ObjectMeta{Name: "failed", UID: "u0"}, Spec: controlplanev1.KThreesEtcdRestoreSpec{ClusterName: "c"},
+			Status: controlplanev1.KThreesEtcdRestoreStatus{Phase: controlplanev1.EtcdRestoreFailed}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "new", UID: "u1"}, Spec: controlplanev1.KThreesEtcdRestoreSpec{ClusterName: "c"},
+			Status: controlplanev1.KThreesEtcdRestoreStatus{Phase: controlplanev1.EtcdRestorePending}},
+	}
+	if got := HoldingRestore(rs, "c", "new/u1;takeover"); got != "new" {
+		t.Errorf("a Pending restore that took over: held by %q, want new", got)
+	}
+	rs[1].Status.Phase = ""
+	if got := HoldingRestore(rs, "c", "new/u1;takeover"); got != "new" {
+		t.Errorf("a restore with no phase yet that took over: held by %q, want new", got)
+	}
+	// A Pending restore with an ordinary lock holds nothing yet: the old servers run.
+	if got := HoldingRestore(rs, "c", "new/u1"); got != "" {
+		t.Errorf("a Pending restore with the lock: held by %q, want none", got)
+	}
+	for _, p := range []controlplanev1.EtcdRestorePhase{controlplanev1.EtcdRestoreSucceeded, controlplanev1.EtcdRestoreRefused} {
+		rs[1].Status.Phase = p
+		if got := HoldingRestore(rs, "c", "new/u1;takeover"); got != "" {
+			t.Errorf("a %s restore that took over: held by %q, want none", p, got)
+		}
+	}
+}
+
 // The restored etcd holds the Nodes of the servers that ran when the snapshot was
 // taken, which a rollout since may have replaced: once every current server is Ready
 // the restore deletes every server's Node (control-plane or etcd role) that no
