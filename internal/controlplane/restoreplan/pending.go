@@ -45,7 +45,13 @@ func decidePending(restore string, d Decision, w World) Decision {
 	if takeover {
 		return decideTakeover(d, w)
 	}
-	wait, problem := prove(s.Name, w.S3, w.Proof, w.ClusterName, w.Created, w.Now)
+	since := w.Created
+	if s.KnownSince.After(since) {
+		// A restore that waited for its KThreesEtcdSnapshot gets the whole wait for
+		// k3s's answer from when it could first ask.
+		since = s.KnownSince
+	}
+	wait, problem := prove(s.Name, w.S3, w.Proof, w.ClusterName, since, w.Now)
 	switch {
 	case problem != "":
 		return refuse(problem)

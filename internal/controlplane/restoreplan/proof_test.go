@@ -72,6 +72,18 @@ func TestDecidePendingProof(t *testing.T) {
 		{name: "the supervisor does not answer for too long: refused", status: pending,
 			world: with(healthy(), func(w *World) { w.Proof, w.Now = Proof{Unreachable: "connection refused"}, t0.Add(ProofWait) }),
 			phase: controlplanev1.EtcdRestoreRefused, message: []string{"did not answer for 5m0s"}},
+		{name: "a referenced snapshot known only later: the wait counts from then", status: pending,
+			world: with(healthy(), func(w *World) {
+				w.Snapshot.KnownSince = t0.Add(10 * time.Minute)
+				w.Proof, w.Now = Proof{Unreachable: "connection refused"}, t0.Add(10*time.Minute+ProofWait-time.Second)
+			}),
+			phase: controlplanev1.EtcdRestorePending, message: []string{"did not answer, asking again until 2026-01-02T03:19:05Z"}},
+		{name: "a referenced snapshot known only later: refused once the wait is over", status: pending,
+			world: with(healthy(), func(w *World) {
+				w.Snapshot.KnownSince = t0.Add(10 * time.Minute)
+				w.Proof, w.Now = Proof{Unreachable: "connection refused"}, t0.Add(10*time.Minute+ProofWait)
+			}),
+			phase: controlplanev1.EtcdRestoreRefused, message: []string{"did not answer for 5m0s"}},
 		{name: "proven: takes the lock first", status: pending,
 			world: with(healthy(), func(w *World) { w.Lock = Lock{} }),
 			phase: controlplanev1.EtcdRestorePending, lock: true, message: []string{"proven", "taking the control plane's restore lock"}},
