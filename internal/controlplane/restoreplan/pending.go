@@ -2,6 +2,7 @@ package restoreplan
 
 import (
 	"fmt"
+	"strings"
 
 	"k8s.io/utils/ptr"
 
@@ -66,7 +67,9 @@ func decidePending(restore string, d Decision, w World) Decision {
 		d.Message = proven + "; taking the control plane's restore lock"
 		return d
 	}
-	if d.SafetySnapshot == "" {
+	if !strings.HasPrefix(d.SafetySnapshot, w.SafetyPrefix+"-") {
+		// Only a safety snapshot this restore took saves the running cluster: one
+		// carried from a takeover that did not happen (the lock freed meanwhile) is not.
 		if d.SafetySnapshot = FindSafety(w); d.SafetySnapshot == "" {
 			d.TakeSafetySnapshot = true
 			d.Message = fmt.Sprintf("%s; taking a safety snapshot %s of the running cluster to S3 before anything is deleted", proven, w.SafetyPrefix)

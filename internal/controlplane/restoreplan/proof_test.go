@@ -20,6 +20,8 @@ func TestDecidePendingProof(t *testing.T) {
 	pending := at("")
 	withSafety := at("")
 	withSafety.SafetySnapshot = "pre-restore-1-a-1700000900"
+	carried := at("")
+	carried.SafetySnapshot = "pre-restore-0-a-1700000500"
 	items := func(w *World, l ...Listed) { w.Proof.Items = l }
 	cases := []struct {
 		name     string
@@ -107,6 +109,9 @@ func TestDecidePendingProof(t *testing.T) {
 		{name: "the safety snapshot recorded: deletes", status: withSafety,
 			world: with(healthy(), func(w *World) { w.Proof.Items = w.Proof.Items[:1] }),
 			phase: controlplanev1.EtcdRestoreDeletingServers, recorded: "pre-restore-1-a-1700000900"},
+		{name: "a safety snapshot carried from a takeover that did not happen is not this one's", status: carried,
+			world: with(healthy(), func(w *World) { w.Proof.Items = w.Proof.Items[:1] }),
+			phase: controlplanev1.EtcdRestorePending, safety: true, message: []string{"taking a safety snapshot pre-restore-1"}},
 		{name: "the endpoint is a server's own address", status: pending,
 			world: with(healthy(), func(w *World) { w.EndpointServer = "a" }),
 			phase: controlplanev1.EtcdRestoreRefused, message: []string{"controlPlaneEndpoint is the own address of server a", "load balancer"}},
