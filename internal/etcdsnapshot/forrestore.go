@@ -27,3 +27,10 @@ func S3Block(ctx context.Context, r client.Reader, kcp *controlplanev1.KThreesCo
 	}
 	return s3Request(ctx, r, kcp.Namespace, s3, s3Timeout(kcp))
 }
+
+// LocalSettings are the folder and compression a request must carry for its
+// snapshot's copy on the server to follow the control plane's snapshots.directory
+// and snapshots.compress, as an on-demand snapshot's does (localSettings).
+func LocalSettings(kcp *controlplanev1.KThreesControlPlane) (dir string, compress bool) {
+	return localSettings(kcp)
+}

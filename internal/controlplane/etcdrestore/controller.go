@@ -72,7 +72,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 }
 
 // restoresOfCluster maps an object labelled with its cluster to that cluster's
-// unfinished restores.
+// unfinished restores, and the finished ones that still carry the finalizer: a
+// Failed restore deleted while it held the lock lets go once another takes the lock
+// over, which only the control plane's change announces.
 func (r *Reconciler) restoresOfCluster(ctx context.Context, o client.Object) []reconcile.Request {
 	cluster := o.GetLabels()[clusterv1.ClusterNameLabel]
 	if cluster == "" {
@@ -84,7 +86,7 @@ func (r *Reconciler) restoresOfCluster(ctx context.Context, o client.Object) []r
 	}
 	var out []reconcile.Request
 	for _, rs := range restores.Items {
-		if rs.Spec.ClusterName == cluster && !rs.Status.Phase.Finished() {
+		if rs.Spec.ClusterName == cluster && (!rs.Status.Phase.Finished() || slices.Contains(rs.Finalizers, controlplanev1.EtcdRestoreFinalizer)) {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&rs)})
 		}
 	}
@@ -133,6 +135,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// Nothing watched announces the first server's deadline.
 		due := w.FirstServerDue(m.CreationTimestamp.Time)
 		return ctrl.Result{RequeueAfter: max(time.Until(due), 0) + time.Second}, r.act(ctx, restore, w, d)
+	}
+	if start := restore.Status.StartTime; start != nil && restoreplan.Holds(d.Phase) {
+		// Nor the deadline for having a first server at all.
+		return ctrl.Result{RequeueAfter: max(time.Until(w.StartDue(start.Time)), 0) + time.Second}, r.act(ctx, restore, w, d)
 	}
 	return ctrl.Result{}, r.act(ctx, restore, w, d)
 }

@@ -54,6 +54,8 @@ type fakeSupervisor struct {
 	saveFails bool
 	lists     int
 	saves     []string
+	// saveDirs are the saves' dir, in order.
+	saveDirs []string
 	// savedWhileDeleting notes a save taken while a server was already deleted.
 	savedWhileDeleting bool
 	ln                 net.Listener
@@ -109,6 +111,7 @@ func (f *fakeSupervisor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Operation string   `json:"operation"`
 		Name      []string `json:"name"`
+		Dir       string   `json:"dir"`
 		S3        *struct {
 			Bucket, Folder, AccessKey string
 		} `json:"s3"`
@@ -150,7 +153,7 @@ func (f *fakeSupervisor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		name := fmt.Sprintf("%s-c1-cp-a-%d", req.Name[0], time.Now().Unix())
-		f.saves = append(f.saves, name)
+		f.saves, f.saveDirs = append(f.saves, name), append(f.saveDirs, req.Dir)
 		created := []string{name}
 		if req.S3 != nil {
 			f.objects[req.S3.Bucket+"/"+path.Join(req.S3.Folder, name)] = k3sTokenHash(f.password)

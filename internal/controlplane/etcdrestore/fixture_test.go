@@ -73,7 +73,7 @@ func runningCluster(t *testing.T, ns string) {
 				},
 			},
 			KThreesConfigSpec: bootstrapv1.KThreesConfigSpec{ServerConfig: bootstrapv1.KThreesServerConfig{Etcd: &bootstrapv1.Etcd{
-				Snapshots: &bootstrapv1.EtcdSnapshots{S3: &bootstrapv1.EtcdSnapshotsS3{Bucket: "backups", Folder: "c1"}},
+				Snapshots: &bootstrapv1.EtcdSnapshots{Directory: snapshotDir, S3: &bootstrapv1.EtcdSnapshotsS3{Bucket: "backups", Folder: "c1"}},
 			}}},
 		},
 	}
@@ -217,3 +217,7 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// snapshotDir is the control plane's snapshots.directory in these tests: every
+// snapshot request must carry it, k3s takes the folder from the request alone.
+const snapshotDir = "/var/lib/k3s-snapshots"

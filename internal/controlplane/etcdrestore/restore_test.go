@@ -75,10 +75,14 @@ func TestRestoreReprovisionsTheServers(t *testing.T) {
 	}
 	// The safety snapshot was taken, once, while every server still ran, and is named.
 	k3s.mu.Lock()
-	saves, whileDeleting := slices.Clone(k3s.saves), k3s.savedWhileDeleting
+	saves, dirs, whileDeleting := slices.Clone(k3s.saves), slices.Clone(k3s.saveDirs), k3s.savedWhileDeleting
 	k3s.mu.Unlock()
 	if len(saves) != 1 || got.Status.SafetySnapshot != saves[0] || !strings.HasPrefix(saves[0], "pre-restore-") || whileDeleting {
 		t.Errorf("safety snapshots %v (taken while deleting: %v), status.safetySnapshot %q", saves, whileDeleting, got.Status.SafetySnapshot)
+	}
+	// Its copy on the server goes to the control plane's snapshots.directory.
+	if len(dirs) != 1 || dirs[0] != snapshotDir {
+		t.Errorf("the safety snapshot's dir %q, want the control plane's snapshots.directory %q", dirs, snapshotDir)
 	}
 	// Owned by its Cluster and labelled with it: deleted and moved with the Cluster.
 	if owners := got.OwnerReferences; len(owners) != 1 || owners[0].Kind != "Cluster" || owners[0].Name != "c1" ||

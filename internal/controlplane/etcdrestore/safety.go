@@ -12,6 +12,7 @@ import (
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 	"github.com/capk3s/capk3s/internal/controlplane/restoreplan"
+	"github.com/capk3s/capk3s/internal/etcdsnapshot"
 	"github.com/capk3s/capk3s/internal/k3s/supervisor"
 )
 
@@ -25,7 +26,11 @@ func (r *Reconciler) takeSafetySnapshot(ctx context.Context, restore *controlpla
 	if err != nil {
 		return fmt.Errorf("taking the safety snapshot: %w", err)
 	}
-	res, err := c.Save(ctx, supervisor.SaveRequest{Name: w.SafetyPrefix, S3: s3})
+	req := supervisor.SaveRequest{Name: w.SafetyPrefix, S3: s3}
+	// k3s takes the local copy's folder from the request alone: without it the copy
+	// would land in k3s's default folder, not the control plane's snapshots.directory.
+	req.Dir, req.Compress = etcdsnapshot.LocalSettings(w.ControlPlane)
+	res, err := c.Save(ctx, req)
 	switch {
 	case supervisor.NotSent(err):
 		return fmt.Errorf("taking the safety snapshot: %w", err)

@@ -53,7 +53,11 @@ func snapshotOf(snap *controlplanev1.KThreesEtcdSnapshot) restoreplan.Snapshot {
 	case !strings.HasPrefix(st.Snapshot.S3Location, "s3://"):
 		return restoreplan.Snapshot{Problem: fmt.Sprintf("%s %s is only at %q, not in S3: a new server cannot read it", snapshotKind, snap.Name, st.Snapshot.Location)}
 	}
-	return restoreplan.Snapshot{Name: st.Snapshot.Name}
+	out := restoreplan.Snapshot{Name: st.Snapshot.Name}
+	if st.CompletionTime != nil {
+		out.KnownSince = st.CompletionTime.Time
+	}
+	return out
 }
 
 func orUnknown(s string) string {

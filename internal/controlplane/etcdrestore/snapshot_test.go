@@ -3,6 +3,9 @@ package etcdrestore
 import (
 	"strings"
 	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 )
@@ -39,6 +42,17 @@ func TestSnapshotOf(t *testing.T) {
 				t.Errorf("snapshot %+v, want name %q, wait %q, problem %q", got, tc.want, tc.wait, tc.no)
 			}
 		})
+	}
+}
+
+// A referenced snapshot's name is known from its completion: the restore's wait for
+// k3s's list counts from then.
+func TestSnapshotOfKnownSince(t *testing.T) {
+	done := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	snap := &controlplanev1.KThreesEtcdSnapshot{Status: controlplanev1.KThreesEtcdSnapshotStatus{Phase: controlplanev1.EtcdSnapshotSucceeded,
+		CompletionTime: &done, Snapshot: &controlplanev1.EtcdSnapshotResult{Name: "n", S3Location: "s3://b/c1/n"}}}
+	if got := snapshotOf(snap); !got.KnownSince.Equal(done.Time) {
+		t.Errorf("known since %v, want the snapshot's completion %v", got.KnownSince, done.Time)
 	}
 }
 

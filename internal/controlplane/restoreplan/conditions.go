@@ -97,14 +97,17 @@ func TakeoverLockValue(r *controlplanev1.KThreesEtcdRestore) string {
 // control plane of clusterName, "" when none does. lock is the control plane's
 // restore lock annotation: a Failed restore that still holds it holds the servers
 // too, for it failed with no working server left, and the control plane must not
-// join servers to nothing until a new restore takes over.
+// join servers to nothing until a new restore takes over. A restore that took the
+// lock over holds the servers from that moment, while still Pending: the failed
+// one no longer does, and the servers are as it left them.
 func HoldingRestore(restores []controlplanev1.KThreesEtcdRestore, clusterName, lock string) string {
 	for i := range restores {
 		r := &restores[i]
 		if r.Spec.ClusterName != clusterName {
 			continue
 		}
-		if Holds(r.Status.Phase) || (r.Status.Phase == controlplanev1.EtcdRestoreFailed && strings.TrimSuffix(lock, takeoverSuffix) == LockValue(r)) {
+		tookOver := !r.Status.Phase.Finished() && lock == TakeoverLockValue(r)
+		if Holds(r.Status.Phase) || tookOver || (r.Status.Phase == controlplanev1.EtcdRestoreFailed && strings.TrimSuffix(lock, takeoverSuffix) == LockValue(r)) {
 			return r.Name
 		}
 	}

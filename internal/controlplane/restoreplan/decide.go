@@ -78,6 +78,12 @@ func Decide(restore string, status controlplanev1.KThreesEtcdRestoreStatus, w Wo
 		}
 		return keep
 	}
+	if late := firstServerNeverCreated(restore, status, w); late != "" {
+		keep.Phase = controlplanev1.EtcdRestoreFailed
+		keep.Message = fmt.Sprintf("the restore of snapshot %s has no first server %s (last step: %s); the cluster may have no working server. %s",
+			keep.Snapshot, late, status.Message, wayOut(keep))
+		return keep
+	}
 	switch phase {
 	case controlplanev1.EtcdRestoreDeletingServers:
 		return decideDeleting(restore, keep, w)
@@ -177,6 +183,34 @@ func (w World) FirstServerDue(created time.Time) time.Time {
 	return created.Add(w.firstServerDeadline())
 }
 
+// StartDue is when a restore started at start must have a first server of its own:
+// room to delete the old servers and to wait for Cluster API to give the old
+// workload API up (its grace period and ProbeFailedMargin), plus as long again as
+// the first-server deadline. Without it a restore could wait for ever with no
+// server (snapshots.s3 removed meanwhile, a probe that never goes False, a server
+// stuck deleting), neither Failed, so not to be taken over, nor to be deleted.
+func (w World) StartDue(start time.Time) time.Time {
+	return start.Add(2*w.firstServerDeadline() + capiProbeGracePeriod + ProbeFailedMargin)
+}
+
+// firstServerNeverCreated says how late a restore that deletes servers or waits to
+// create its first one is, "" while it is in time or once its first server exists
+// (which then has its own deadline).
+func firstServerNeverCreated(restore string, status controlplanev1.KThreesEtcdRestoreStatus, w World) string {
+	if status.StartTime == nil || !Holds(status.Phase) {
+		return ""
+	}
+	own := w.specificServers(func(s Server) bool { return s.RestoreOf == restore && !s.Deleting })
+	if status.Phase == controlplanev1.EtcdRestoreRestoringFirstServer && len(own) > 0 {
+		return ""
+	}
+	start := status.StartTime.Time
+	if w.Now.Before(w.StartDue(start)) {
+		return ""
+	}
+	return fmt.Sprintf("within %s of its start at %s", w.StartDue(start).Sub(start), stamp(start))
+}
+
 // firstServerLate says how late the first server is, "" while it is in time.
 func firstServerLate(w World, first Server) string {
 	if first.Created.IsZero() || w.Now.Before(w.FirstServerDue(first.Created)) {
@@ -188,8 +222,10 @@ func firstServerLate(w World, first Server) string {
 // wayOut tells a user what to do once a restore failed after it deleted servers.
 func wayOut(d Decision) string {
 	back := d.Snapshot
-	if d.SafetySnapshot != "" {
-		back = d.SafetySnapshot + " (the cluster as it was before this restore) or " + d.Snapshot
+	if d.SafetySnapshot != "" && d.SafetySnapshot != d.Snapshot {
+		// After a takeover, the safety snapshot is the one the first failed restore
+		// took: the cluster as it was before any of them.
+		back = d.SafetySnapshot + " (the cluster as it was before the restore that took it) or " + d.Snapshot
 	}
 	return fmt.Sprintf("Way out: create a new KThreesEtcdRestore of this cluster with spec.snapshotName %s; it takes over from this one "+
 		"(keep this restore until then: it holds the control plane, which would otherwise join servers to a cluster that has none); see docs/etcd-snapshots.md", back)

@@ -337,6 +337,35 @@ func TestHoldingRestore(t *testing.T) {
 	}
 }
 
+// Right after a takeover, the new restore is still Pending and the failed one no
+// longer holds the lock: the new one holds the servers already, else for a pass the
+// control plane would join a server to a cluster that has none.
+func TestHoldingRestoreAfterATakeover(t *testing.T) {
+	rs := []controlplanev1.KThreesEtcdRestore{
+		{ObjectMeta: metav1.ObjectMeta{Name: "failed", UID: "u0"}, Spec: controlplanev1.KThreesEtcdRestoreSpec{ClusterName: "c"},
+			Status: controlplanev1.KThreesEtcdRestoreStatus{Phase: controlplanev1.EtcdRestoreFailed}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "new", UID: "u1"}, Spec: controlplanev1.KThreesEtcdRestoreSpec{ClusterName: "c"},
+			Status: controlplanev1.KThreesEtcdRestoreStatus{Phase: controlplanev1.EtcdRestorePending}},
+	}
+	if got := HoldingRestore(rs, "c", "new/u1;takeover"); got != "new" {
+		t.Errorf("a Pending restore that took over: held by %q, want new", got)
+	}
+	rs[1].Status.Phase = ""
+	if got := HoldingRestore(rs, "c", "new/u1;takeover"); got != "new" {
+		t.Errorf("a restore with no phase yet that took over: held by %q, want new", got)
+	}
+	// A Pending restore with an ordinary lock holds nothing yet: the old servers run.
+	if got := HoldingRestore(rs, "c", "new/u1"); got != "" {
+		t.Errorf("a Pending restore with the lock: held by %q, want none", got)
+	}
+	for _, p := range []controlplanev1.EtcdRestorePhase{controlplanev1.EtcdRestoreSucceeded, controlplanev1.EtcdRestoreRefused} {
+		rs[1].Status.Phase = p
+		if got := HoldingRestore(rs, "c", "new/u1;takeover"); got != "" {
+			t.Errorf("a %s restore that took over: held by %q, want none", p, got)
+		}
+	}
+}
+
 // The restored etcd holds the Nodes of the servers that ran when the snapshot was
 // taken, which a rollout since may have replaced: once every current server is Ready
 // the restore deletes every server's Node (control-plane or etcd role) that no
@@ -449,5 +478,74 @@ func contains(got, want string) bool {
 func TestProbeFailedMarginCoversCAPIsDisconnect(t *testing.T) {
 	if ProbeFailedMargin < 75*time.Second-50*time.Second+10*time.Second {
 		t.Errorf("margin %s: the first server may start before CAPI core drops its caches", ProbeFailedMargin)
+	}
+}
+
+// A restore that deleted servers but has no first server of its own fails, with the
+// way out, once it has gone long enough from its start: else it could wait for ever
+// with no server, neither to be taken over nor deleted. A first server that exists
+// has its own deadline instead.
+func TestNoFirstServerForTooLong(t *testing.T) {
+	const deadline = 90 * time.Second
+	due := 2*deadline + capiProbeGracePeriod + ProbeFailedMargin
+	started := func(phase controlplanev1.EtcdRestorePhase) controlplanev1.KThreesEtcdRestoreStatus {
+		s := at(phase)
+		s.StartTime = &metav1.Time{Time: t0}
+		s.SafetySnapshot = "pre-restore-1-a-1700000900"
+		s.Message = "waiting"
+		return s
+	}
+	world := func(after time.Duration, f func(*World)) World {
+		return with(healthy(), func(w *World) {
+			w.Servers, w.FirstServerDeadline, w.Now = nil, deadline, t0.Add(after)
+			w.OldAPI = OldAPI{Probe: metav1.ConditionTrue, ProbeSince: t0, Now: w.Now}
+			f(w)
+		})
+	}
+	cases := []struct {
+		name   string
+		status controlplanev1.KThreesEtcdRestoreStatus
+		world  World
+		failed bool
+	}{
+		{name: "Cluster API never lets the old API go: in time", status: started(controlplanev1.EtcdRestoreRestoringFirstServer),
+			world: world(due-time.Second, func(*World) {})},
+		{name: "Cluster API never lets the old API go: too long", status: started(controlplanev1.EtcdRestoreRestoringFirstServer),
+			world: world(due, func(*World) {}), failed: true},
+		{name: "snapshots.s3 removed after the servers were deleted", status: started(controlplanev1.EtcdRestoreRestoringFirstServer),
+			world: world(due, func(w *World) {
+				w.ControlPlane = s3ControlPlane(3)
+				w.ControlPlane.Spec.KThreesConfigSpec.ServerConfig.Etcd.Snapshots.S3 = nil
+			}), failed: true},
+		{name: "a deleted first server stuck deleting", status: started(controlplanev1.EtcdRestoreRestoringFirstServer),
+			world: world(due, func(w *World) { w.Servers = []Server{{Name: "n", RestoreOf: me, Deleting: true, Created: t0}} }), failed: true},
+		{name: "an old server stuck deleting", status: started(controlplanev1.EtcdRestoreDeletingServers),
+			world: world(due, func(w *World) { w.Servers = []Server{{Name: "a", Deleting: true, Created: t0}} }), failed: true},
+		{name: "a first server created late has its own deadline", status: started(controlplanev1.EtcdRestoreRestoringFirstServer),
+			world: world(due+time.Minute, func(w *World) {
+				w.Servers = []Server{{Name: "n", RestoreOf: me, Created: t0.Add(due)}}
+			})},
+		{name: "no start time recorded", status: at(controlplanev1.EtcdRestoreRestoringFirstServer),
+			world: world(time.Hour, func(*World) {})},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Decide(me, tc.status, tc.world)
+			if (d.Phase == controlplanev1.EtcdRestoreFailed) != tc.failed {
+				t.Fatalf("phase %s, failed want %v (%q)", d.Phase, tc.failed, d.Message)
+			}
+			if !tc.failed {
+				return
+			}
+			for _, m := range []string{"has no first server within 4m30s of its start at 2026-01-02T03:04:05Z", "last step: waiting",
+				"Way out: create a new KThreesEtcdRestore", "pre-restore-1-a-1700000900", "etcd-snapshot-a-1700000000"} {
+				if !strings.Contains(d.Message, m) {
+					t.Errorf("message %q, want %q", d.Message, m)
+				}
+			}
+			if d.CreateFirstServer || len(d.Delete) > 0 {
+				t.Errorf("a failed restore acts: %+v", d)
+			}
+		})
 	}
 }

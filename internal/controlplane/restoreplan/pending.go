@@ -2,6 +2,7 @@ package restoreplan
 
 import (
 	"fmt"
+	"strings"
 
 	"k8s.io/utils/ptr"
 
@@ -38,13 +39,20 @@ func decidePending(restore string, d Decision, w World) Decision {
 	if tookOver {
 		// Proved against the failed restore's record when the lock was taken.
 		d.Phase = controlplanev1.EtcdRestoreDeletingServers
-		d.Message = fmt.Sprintf("restoring snapshot %s after a failed restore (no safety snapshot: no server runs): deleting what is left of the servers", d.Snapshot)
+		d.Message = fmt.Sprintf("restoring snapshot %s after a failed restore (no new safety snapshot: no server runs%s): deleting what is left of the servers",
+			d.Snapshot, keptSafety(d.SafetySnapshot))
 		return d
 	}
 	if takeover {
 		return decideTakeover(d, w)
 	}
-	wait, problem := prove(s.Name, w.S3, w.Proof, w.ClusterName, w.Created, w.Now)
+	since := w.Created
+	if s.KnownSince.After(since) {
+		// A restore that waited for its KThreesEtcdSnapshot gets the whole wait for
+		// k3s's answer from when it could first ask.
+		since = s.KnownSince
+	}
+	wait, problem := prove(s.Name, w.S3, w.Proof, w.ClusterName, since, w.Now)
 	switch {
 	case problem != "":
 		return refuse(problem)
@@ -59,7 +67,9 @@ func decidePending(restore string, d Decision, w World) Decision {
 		d.Message = proven + "; taking the control plane's restore lock"
 		return d
 	}
-	if d.SafetySnapshot == "" {
+	if !strings.HasPrefix(d.SafetySnapshot, w.SafetyPrefix+"-") {
+		// Only a safety snapshot this restore took saves the running cluster: one
+		// carried from a takeover that did not happen (the lock freed meanwhile) is not.
 		if d.SafetySnapshot = FindSafety(w); d.SafetySnapshot == "" {
 			d.TakeSafetySnapshot = true
 			d.Message = fmt.Sprintf("%s; taking a safety snapshot %s of the running cluster to S3 before anything is deleted", proven, w.SafetyPrefix)
@@ -74,7 +84,11 @@ func decidePending(restore string, d Decision, w World) Decision {
 // decideTakeover starts a restore of a cluster whose servers a failed restore
 // deleted: nothing runs to prove a snapshot on, so only the snapshots that restore
 // proved or took itself, while the old servers ran, may be restored; no safety
-// snapshot is taken, there is no cluster to save.
+// snapshot is taken, there is no cluster to save. The failed restore's safety
+// snapshot is carried into this one's status (status.safetySnapshot): it is the
+// cluster as it was before the first of the failed restores, and if this restore
+// fails too, its way out must still offer it, and a restore that takes over from
+// this one must still accept it.
 func decideTakeover(d Decision, w World) Decision {
 	l := w.Lock
 	if d.Snapshot != l.HolderSnapshot && d.Snapshot != l.HolderSafetySnapshot {
@@ -85,8 +99,18 @@ func decideTakeover(d Decision, w World) Decision {
 		return d
 	}
 	d.TakeLock, d.TakeOver = true, true
+	d.SafetySnapshot = l.HolderSafetySnapshot
 	d.Message = fmt.Sprintf("taking over the control plane from the failed KThreesEtcdRestore %s to restore snapshot %s", l.Holder, d.Snapshot)
 	return d
+}
+
+// keptSafety names, for messages, the safety snapshot a takeover carried from the
+// failed restore.
+func keptSafety(safety string) string {
+	if safety == "" {
+		return ""
+	}
+	return "; the safety snapshot " + safety + " of the cluster before the failed restore is kept"
 }
 
 func nonEmpty(s ...string) []string {

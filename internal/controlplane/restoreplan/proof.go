@@ -60,7 +60,8 @@ func (t S3Target) where(name string) string {
 // prove says whether k3s's list shows name as a snapshot this control plane's new
 // server can restore: an object at the key a restore downloads, ready to use, taken
 // by this cluster (its token's hash). wait is set while the list could not be had
-// yet (since: when the restore was created); problem when the snapshot is not
+// yet (since: when the restore was created, or its snapshot's name became known if
+// later); problem when the snapshot is not
 // provable, with what was checked.
 func prove(name string, t S3Target, p Proof, cluster string, since, now time.Time) (wait, problem string) {
 	what := fmt.Sprintf("checked with k3s's snapshot list on Cluster %s, with its snapshots.s3 settings and credentials: %s", cluster, t.where(name))

@@ -20,6 +20,8 @@ func TestDecidePendingProof(t *testing.T) {
 	pending := at("")
 	withSafety := at("")
 	withSafety.SafetySnapshot = "pre-restore-1-a-1700000900"
+	carried := at("")
+	carried.SafetySnapshot = "pre-restore-0-a-1700000500"
 	items := func(w *World, l ...Listed) { w.Proof.Items = l }
 	cases := []struct {
 		name     string
@@ -72,6 +74,18 @@ func TestDecidePendingProof(t *testing.T) {
 		{name: "the supervisor does not answer for too long: refused", status: pending,
 			world: with(healthy(), func(w *World) { w.Proof, w.Now = Proof{Unreachable: "connection refused"}, t0.Add(ProofWait) }),
 			phase: controlplanev1.EtcdRestoreRefused, message: []string{"did not answer for 5m0s"}},
+		{name: "a referenced snapshot known only later: the wait counts from then", status: pending,
+			world: with(healthy(), func(w *World) {
+				w.Snapshot.KnownSince = t0.Add(10 * time.Minute)
+				w.Proof, w.Now = Proof{Unreachable: "connection refused"}, t0.Add(10*time.Minute+ProofWait-time.Second)
+			}),
+			phase: controlplanev1.EtcdRestorePending, message: []string{"did not answer, asking again until 2026-01-02T03:19:05Z"}},
+		{name: "a referenced snapshot known only later: refused once the wait is over", status: pending,
+			world: with(healthy(), func(w *World) {
+				w.Snapshot.KnownSince = t0.Add(10 * time.Minute)
+				w.Proof, w.Now = Proof{Unreachable: "connection refused"}, t0.Add(10*time.Minute+ProofWait)
+			}),
+			phase: controlplanev1.EtcdRestoreRefused, message: []string{"did not answer for 5m0s"}},
 		{name: "proven: takes the lock first", status: pending,
 			world: with(healthy(), func(w *World) { w.Lock = Lock{} }),
 			phase: controlplanev1.EtcdRestorePending, lock: true, message: []string{"proven", "taking the control plane's restore lock"}},
@@ -95,6 +109,9 @@ func TestDecidePendingProof(t *testing.T) {
 		{name: "the safety snapshot recorded: deletes", status: withSafety,
 			world: with(healthy(), func(w *World) { w.Proof.Items = w.Proof.Items[:1] }),
 			phase: controlplanev1.EtcdRestoreDeletingServers, recorded: "pre-restore-1-a-1700000900"},
+		{name: "a safety snapshot carried from a takeover that did not happen is not this one's", status: carried,
+			world: with(healthy(), func(w *World) { w.Proof.Items = w.Proof.Items[:1] }),
+			phase: controlplanev1.EtcdRestorePending, safety: true, message: []string{"taking a safety snapshot pre-restore-1"}},
 		{name: "the endpoint is a server's own address", status: pending,
 			world: with(healthy(), func(w *World) { w.EndpointServer = "a" }),
 			phase: controlplanev1.EtcdRestoreRefused, message: []string{"controlPlaneEndpoint is the own address of server a", "load balancer"}},
@@ -210,5 +227,70 @@ func TestLockHolder(t *testing.T) {
 		if got := LockHolder(rs, tc.lock); got != tc.want {
 			t.Errorf("lock %q: %+v, want %+v", tc.lock, got, tc.want)
 		}
+	}
+}
+
+// A restore that takes over from a failed one carries that restore's safety
+// snapshot: when it fails too, its way out still offers the cluster as it was
+// before the first restore, and a third restore that takes over from it may still
+// restore that safety snapshot.
+func TestTwoTakeoversKeepTheSafetySnapshot(t *testing.T) {
+	const x, safety = "etcd-snapshot-a-1700000000", "pre-restore-0-a-1700000500"
+	lockOn := func(r controlplanev1.KThreesEtcdRestore, takeover bool) Lock {
+		v := LockValue(&r)
+		if takeover {
+			v = TakeoverLockValue(&r)
+		}
+		return LockHolder([]controlplanev1.KThreesEtcdRestore{r}, v)
+	}
+	failedWorld := func(holder controlplanev1.KThreesEtcdRestore, snapshot string) World {
+		return with(healthy(), func(w *World) {
+			w.Servers = []Server{{Name: "n", RestoreOf: holder.Name, Status: "restore failed", Created: t0}}
+			w.Proof = Proof{Unreachable: "connection refused"}
+			w.Now = t0.Add(time.Hour)
+			w.Lock = lockOn(holder, false)
+			w.Snapshot.Name = snapshot
+		})
+	}
+	// Restore A took the safety snapshot, restored x, and failed.
+	a := controlplanev1.KThreesEtcdRestore{ObjectMeta: metav1.ObjectMeta{Name: "restore-0", UID: "u0"},
+		Status: controlplanev1.KThreesEtcdRestoreStatus{Phase: controlplanev1.EtcdRestoreFailed, SnapshotName: x, SafetySnapshot: safety}}
+
+	// B (me) takes over from A to x again.
+	d := Decide(me, at(""), failedWorld(a, x))
+	if !d.TakeOver || d.SafetySnapshot != safety {
+		t.Fatalf("B's takeover: take over %v, safety snapshot %q, want %q (%q)", d.TakeOver, d.SafetySnapshot, safety, d.Message)
+	}
+	b := controlplanev1.KThreesEtcdRestore{ObjectMeta: metav1.ObjectMeta{Name: me, UID: "u1"},
+		Status: controlplanev1.KThreesEtcdRestoreStatus{Phase: d.Phase, SnapshotName: d.Snapshot, SafetySnapshot: d.SafetySnapshot}}
+	held := with(failedWorld(a, x), func(w *World) { w.Lock = lockOn(b, true) })
+	d = Decide(me, b.Status, held)
+	if d.Phase != controlplanev1.EtcdRestoreDeletingServers || d.SafetySnapshot != safety || !strings.Contains(d.Message, safety) {
+		t.Fatalf("B after the takeover: %s, safety snapshot %q, message %q", d.Phase, d.SafetySnapshot, d.Message)
+	}
+	// B's first server fails too: its way out offers the safety snapshot and x.
+	b.Status.Phase, b.Status.SnapshotName, b.Status.SafetySnapshot = controlplanev1.EtcdRestoreRestoringFirstServer, d.Snapshot, d.SafetySnapshot
+	late := with(healthy(), func(w *World) {
+		w.Servers = []Server{{Name: "m", RestoreOf: me, Status: "k3s exited", Created: t0}}
+		w.Now = t0.Add(time.Hour)
+	})
+	d = Decide(me, b.Status, late)
+	if d.Phase != controlplanev1.EtcdRestoreFailed || !strings.Contains(d.Message, "spec.snapshotName "+safety+" (") || !strings.Contains(d.Message, " or "+x) {
+		t.Fatalf("B failed: %s %q, want the way out to offer %s and %s", d.Phase, d.Message, safety, x)
+	}
+	b.Status.Phase, b.Status.SafetySnapshot = d.Phase, d.SafetySnapshot
+
+	// C takes over from B to the safety snapshot A took: accepted, and still carried.
+	d = Decide("restore-2", at(""), failedWorld(b, safety))
+	if d.Phase != controlplanev1.EtcdRestorePending || !d.TakeOver || d.SafetySnapshot != safety {
+		t.Fatalf("C's takeover to the safety snapshot: %s, take over %v, safety %q, message %q", d.Phase, d.TakeOver, d.SafetySnapshot, d.Message)
+	}
+	// and to x, B's own snapshot, too; to anything else, refused, naming both.
+	if d = Decide("restore-2", at(""), failedWorld(b, x)); !d.TakeOver {
+		t.Errorf("C's takeover to %s: %s %q", x, d.Phase, d.Message)
+	}
+	d = Decide("restore-2", at(""), failedWorld(b, "etcd-snapshot-b-1600000000"))
+	if d.Phase != controlplanev1.EtcdRestoreRefused || !strings.Contains(d.Message, x+", "+safety) {
+		t.Errorf("C's takeover to another snapshot: %s %q", d.Phase, d.Message)
 	}
 }

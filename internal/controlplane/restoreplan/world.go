@@ -195,6 +195,10 @@ type Snapshot struct {
 	// Problem says why there is no snapshot to restore (a reference to nothing, a
 	// failed snapshot, one that is not in S3).
 	Problem string
+	// KnownSince is when the name became known, when that was after the restore's
+	// creation (a referenced KThreesEtcdSnapshot's completion); zero otherwise. The
+	// wait for k3s to answer the proof's list counts from the later of the two.
+	KnownSince time.Time
 }
 
 func (w World) specificServers(keep func(Server) bool) []Server {
