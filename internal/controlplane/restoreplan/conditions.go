@@ -99,14 +99,20 @@ func TakeoverLockValue(r *controlplanev1.KThreesEtcdRestore) string {
 // too, for it failed with no working server left, and the control plane must not
 // join servers to nothing until a new restore takes over. A restore that took the
 // lock over holds the servers from that moment, while still Pending: the failed
-// one no longer does, and the servers are as it left them.
+// one no longer does, and the servers are as it left them (until it moves on from
+// Pending: then, as any restore, it holds them only while it deletes them and
+// restores the first one).
 func HoldingRestore(restores []controlplanev1.KThreesEtcdRestore, clusterName, lock string) string {
 	for i := range restores {
 		r := &restores[i]
 		if r.Spec.ClusterName != clusterName {
 			continue
 		}
-		tookOver := !r.Status.Phase.Finished() && lock == TakeoverLockValue(r)
+		// The takeover's own gap: Pending (no phase yet included) with the lock taken
+		// over; from DeletingServers on, Holds decides, as for any restore, so that
+		// the control plane joins the servers once the first one restored.
+		pending := r.Status.Phase == "" || r.Status.Phase == controlplanev1.EtcdRestorePending
+		tookOver := pending && lock == TakeoverLockValue(r)
 		if Holds(r.Status.Phase) || tookOver || (r.Status.Phase == controlplanev1.EtcdRestoreFailed && strings.TrimSuffix(lock, takeoverSuffix) == LockValue(r)) {
 			return r.Name
 		}

@@ -358,7 +358,9 @@ func TestHoldingRestoreAfterATakeover(t *testing.T) {
 	if got := HoldingRestore(rs, "c", "new/u1"); got != "" {
 		t.Errorf("a Pending restore with the lock: held by %q, want none", got)
 	}
-	for _, p := range []controlplanev1.EtcdRestorePhase{controlplanev1.EtcdRestoreSucceeded, controlplanev1.EtcdRestoreRefused} {
+	// Once it restored its first server the control plane joins the others: a
+	// takeover's lock holds no longer than any restore's.
+	for _, p := range []controlplanev1.EtcdRestorePhase{controlplanev1.EtcdRestoreJoiningServers, controlplanev1.EtcdRestoreSucceeded, controlplanev1.EtcdRestoreRefused} {
 		rs[1].Status.Phase = p
 		if got := HoldingRestore(rs, "c", "new/u1;takeover"); got != "" {
 			t.Errorf("a %s restore that took over: held by %q, want none", p, got)
