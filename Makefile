@@ -6,6 +6,7 @@
 #   make generate  deepcopy, CRDs and RBAC from the Go markers.
 #   make sandbox   capk3s on simulated k3s machines, with a demo cluster (SANDBOX_FLAGS=...).
 #   make bench     the scale benchmark, capk3s beside CAPI's kubeadm providers (BENCH_FLAGS=...).
+#   make test-k3s  the end-to-end layer on real k3s (K3S_BIN=... K3S_INSTALL_SH=..., root; not in make test).
 #   make release-manifests  what a release publishes, into out/ (clusterctl's files).
 #   make images    both manager images (linux/amd64 + linux/arm64 OCI layouts) and their
 #                  SBOMs into out/images/, without a container engine.
@@ -46,7 +47,7 @@ tools: ## Build every tool into $(TOOLS_DIR) (cached; a cold build takes ~10 min
 .PHONY: generate
 generate: ## Regenerate deepcopy, CRDs and RBAC.
 	hack/ensure-tools.sh controller-gen
-	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/... paths=./test/sim/api/...
+	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/... paths=./test/sim/api/... paths=./test/realk3s/api/...
 	$(CONTROLLER_GEN) crd paths=./api/bootstrap/... output:crd:dir=config/bootstrap/crd/bases
 	$(CONTROLLER_GEN) crd paths=./api/controlplane/... output:crd:dir=config/controlplane/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./internal/bootstrap/... paths=./internal/webhooks/bootstrap/... paths=./internal/manager/... output:rbac:dir=config/bootstrap/rbac
@@ -54,6 +55,7 @@ generate: ## Regenerate deepcopy, CRDs and RBAC.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./internal/controlplane/... paths=./internal/etcdsnapshot/... paths=./internal/manager/... output:rbac:dir=config/controlplane/rbac
 	$(CONTROLLER_GEN) webhook paths=./internal/webhooks/controlplane/... output:webhook:dir=config/controlplane/webhook
 	$(CONTROLLER_GEN) crd paths=./test/sim/api/... output:crd:dir=test/sim/config/crd/bases
+	$(CONTROLLER_GEN) crd paths=./test/realk3s/api/... output:crd:dir=test/realk3s/config/crd/bases
 
 # k3s's flags per supported minor, read from a git mirror of k3s (K3S_MIRROR, a bare
 # repository with upstream history) at the "Update to v1.X.Y" commits below. Run by hand
@@ -69,7 +71,7 @@ k3s-flags: ## Re-read k3s's flags per minor from a k3s mirror (K3S_MIRROR=path/t
 	go run ./hack/k3sflags -mirror $(K3S_MIRROR) -minors $(K3S_MINORS) -pkg k3smodel -out test/sim/k3smodel/flags_generated.go
 
 # Where generated files live, for the staleness check.
-GENERATED := api config test/sim/api test/sim/config
+GENERATED := api config test/sim/api test/sim/config test/realk3s/api test/realk3s/config
 
 .PHONY: verify-generate
 verify-generate: generate ## Fail if generated files differ from what is committed.
@@ -118,6 +120,24 @@ docker-build: ## Build both manager images into a Docker engine (needs one; 'mak
 sandbox: ## Run capk3s locally on simulated k3s machines and bring up a demo cluster (Ctrl-C stops).
 	hack/ensure-tools.sh etcd kube-apiserver kube-controller-manager
 	go run ./cmd/capk3s sandbox $(SANDBOX_FLAGS)
+
+# The real-k3s layer (test/realk3s): every machine runs the k3s binary given here,
+# installed by its install.sh from capk3s's bootstrap data under the real cloud-init.
+# Root only, and alone on the machine (real k3s servers lose etcd elections under
+# load). Not part of 'make test'. K3S_BIN_UPGRADE is a second release, for upgrades.
+K3S_BIN ?=
+K3S_INSTALL_SH ?=
+K3S_BIN_UPGRADE ?=
+K3S_TEST_FLAGS ?= -timeout 90m
+
+.PHONY: test-k3s
+test-k3s: ## The end-to-end layer on real k3s (root): K3S_BIN=path/to/k3s K3S_INSTALL_SH=path/to/install.sh [K3S_BIN_UPGRADE=path/to/other/k3s] [K3S_TEST_FLAGS='-run TestX -timeout 90m'].
+	@if [[ -z "$(K3S_BIN)" || -z "$(K3S_INSTALL_SH)" ]]; then echo "K3S_BIN and K3S_INSTALL_SH must name a k3s release binary and its install.sh (docs/testing.md)"; exit 1; fi
+	hack/ensure-tools.sh etcd kube-apiserver kube-controller-manager
+	hack/realk3s/build-node-root.sh
+	CAPK3S_K3S_BIN=$(abspath $(K3S_BIN)) CAPK3S_K3S_INSTALL_SH=$(abspath $(K3S_INSTALL_SH)) \
+	CAPK3S_K3S_BIN_UPGRADE=$(if $(K3S_BIN_UPGRADE),$(abspath $(K3S_BIN_UPGRADE))) \
+	go test -count=1 -v ./test/realk3s/ $(K3S_TEST_FLAGS)
 
 # The benchmark (test/bench, its own module) compares capk3s with CAPI's kubeadm
 # providers on the same wiring; docs/performance.md explains the figures.

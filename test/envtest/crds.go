@@ -49,8 +49,8 @@ func capiModuleDir(root string) (string, error) {
 }
 
 // crdPaths lists the directories of the CRD manifests that envtest installs as they
-// are: CAPI core's (which the tests install without their conversion webhooks) and the
-// simulator's. capk3s's own are read by capk3sCRDs.
+// are: CAPI core's (which the tests install without their conversion webhooks), the
+// simulator's and the real-k3s layer's. capk3s's own are read by capk3sCRDs.
 func crdPaths() ([]string, error) {
 	root, err := repoRoot()
 	if err != nil {
@@ -60,7 +60,8 @@ func crdPaths() ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []string{filepath.Join(capi, "core", "config", "crd", "bases"), filepath.Join(root, "test", "sim", "config", "crd", "bases")}, nil
+	return []string{filepath.Join(capi, "core", "config", "crd", "bases"), filepath.Join(root, "test", "sim", "config", "crd", "bases"),
+		filepath.Join(root, "test", "realk3s", "config", "crd", "bases")}, nil
 }
 
 // capk3sCRDs reads capk3s's generated CRDs (config/*/crd/bases).

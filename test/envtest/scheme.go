@@ -18,6 +18,7 @@ import (
 	bootstrapv1 "github.com/capk3s/capk3s/api/bootstrap/v1beta2"
 	controlplanev1beta1 "github.com/capk3s/capk3s/api/controlplane/v1beta1"
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
+	netnsv1 "github.com/capk3s/capk3s/test/realk3s/api/v1beta2"
 	simv1 "github.com/capk3s/capk3s/test/sim/api/v1beta2"
 )
 
@@ -45,6 +46,7 @@ func NewScheme() *runtime.Scheme {
 		controlplanev1.AddToScheme,
 		controlplanev1beta1.AddToScheme,
 		simv1.AddToScheme,
+		netnsv1.AddToScheme,
 	} {
 		if err := add(scheme); err != nil {
 			// Only a programming error (a kind registered twice differently) gets here.
