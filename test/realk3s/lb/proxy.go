@@ -54,6 +54,14 @@ func (b *Balancer) connect(client net.Conn) (*pair, *backend) {
 		d := net.Dialer{Timeout: b.cfg.DialTimeout}
 		server, err := d.DialContext(b.ctx, "tcp", be.addr)
 		if err != nil {
+			if b.ctx.Err() != nil {
+				// Closing: the dial was cancelled, the backend is not to blame.
+				b.mu.Lock()
+				delete(b.pending, client)
+				b.mu.Unlock()
+				_ = client.Close()
+				return nil, nil
+			}
 			b.setHealth(be, false, err)
 			continue
 		}
