@@ -286,3 +286,48 @@ func tail(s string) string {
 	}
 	return s
 }
+
+// TestSetBackendsWhileServing changes the backend set while clients connect: every
+// client reaches a backend of the set or is closed, and (under -race) nothing races.
+func TestSetBackendsWhileServing(t *testing.T) {
+	a, b2 := startEcho(t, "a"), startEcho(t, "b")
+	b := listen(t, Config{})
+	b.SetBackends([]string{a.addr()})
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sets := [][]string{{a.addr(), b2.addr()}, {b2.addr()}, {a.addr()}}
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			b.SetBackends(sets[i%len(sets)])
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	names := map[string]int{}
+	for range 50 {
+		c, err := net.Dial("tcp", b.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+		line, err := bufio.NewReader(c).ReadString('\n')
+		_ = c.Close()
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Fatal("a client was neither served nor closed")
+		}
+		if err == nil {
+			names[strings.TrimSuffix(line, "\n")]++
+		}
+	}
+	close(stop)
+	<-done
+	if names["a"] == 0 || names["b"] == 0 || len(names) != 2 {
+		t.Fatalf("clients reached %v, want both a and b", names)
+	}
+}
