@@ -56,34 +56,34 @@ func parseSystemctl(args []string) (req request, quiet bool, err error) {
 func systemctlMain(args []string, stdout, stderr io.Writer) int {
 	for _, a := range args {
 		if a == "--version" || a == "-h" || a == "--help" {
-			fmt.Fprintln(stdout, "systemctl (minisystemd stand-in): talks to the minisystemd supervisor")
+			_, _ = fmt.Fprintln(stdout, "systemctl (minisystemd stand-in): talks to the minisystemd supervisor")
 			return 0
 		}
 	}
 	req, quiet, err := parseSystemctl(args)
 	if err != nil {
-		fmt.Fprintf(stderr, "systemctl (minisystemd): %v\n", err)
+		_, _ = fmt.Fprintf(stderr, "systemctl (minisystemd): %v\n", err)
 		return exitFailure
 	}
 	sock := ConfigFromEnv().Socket
 	conn, err := net.Dial("unix", sock)
 	if err != nil {
-		fmt.Fprintf(stderr, "systemctl (minisystemd): the supervisor is not reachable at %s: %v\n", sock, err)
+		_, _ = fmt.Fprintf(stderr, "systemctl (minisystemd): the supervisor is not reachable at %s: %v\n", sock, err)
 		return exitFailure
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	if err := json.NewEncoder(conn).Encode(req); err != nil {
-		fmt.Fprintf(stderr, "systemctl (minisystemd): sending request: %v\n", err)
+		_, _ = fmt.Fprintf(stderr, "systemctl (minisystemd): sending request: %v\n", err)
 		return exitFailure
 	}
 	var resp response
 	if err := json.NewDecoder(conn).Decode(&resp); err != nil {
-		fmt.Fprintf(stderr, "systemctl (minisystemd): reading reply: %v\n", err)
+		_, _ = fmt.Fprintf(stderr, "systemctl (minisystemd): reading reply: %v\n", err)
 		return exitFailure
 	}
 	if !quiet {
-		fmt.Fprint(stdout, resp.Stdout)
+		_, _ = fmt.Fprint(stdout, resp.Stdout)
 	}
-	fmt.Fprint(stderr, resp.Stderr)
+	_, _ = fmt.Fprint(stderr, resp.Stderr)
 	return resp.Code
 }

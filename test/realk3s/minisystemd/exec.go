@@ -36,12 +36,12 @@ func (m *Manager) startCommand(def *Unit, argv []string, env map[string]string, 
 	if err != nil {
 		return 0, nil, fmt.Errorf("opening %s: %w", os.DevNull, err)
 	}
-	defer devnull.Close()
+	defer func() { _ = devnull.Close() }()
 	out, err := os.OpenFile(m.UnitLogPath(def.Name), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return 0, nil, fmt.Errorf("opening unit log: %w", err)
 	}
-	defer out.Close()
+	defer func() { _ = out.Close() }()
 	attr := &syscall.ProcAttr{
 		Dir:   "/",
 		Env:   envList,

@@ -28,7 +28,7 @@ func runTests(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	binPath = filepath.Join(dir, "minisystemd")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -55,10 +55,10 @@ type machine struct {
 	exitErr error
 }
 
-// startMachine runs init with the given boot command (none if empty).
-func startMachine(t *testing.T, boot ...string) *machine {
+// startMachine runs init without a boot command.
+func startMachine(t *testing.T) *machine {
 	t.Helper()
-	return startMachineIn(t, t.TempDir(), boot...)
+	return startMachineIn(t, t.TempDir())
 }
 
 func startMachineIn(t *testing.T, dir string, boot ...string) *machine {

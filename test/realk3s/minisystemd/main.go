@@ -80,12 +80,12 @@ func (m *Manager) runBoot(argv []string) (pid int, err error) {
 	if err != nil {
 		return 0, fmt.Errorf("opening boot log: %w", err)
 	}
-	defer out.Close()
+	defer func() { _ = out.Close() }()
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		return 0, fmt.Errorf("opening %s: %w", os.DevNull, err)
 	}
-	defer devnull.Close()
+	defer func() { _ = devnull.Close() }()
 	path, err := lookPath(argv[0], os.Getenv("PATH"))
 	if err != nil {
 		return 0, err

@@ -82,7 +82,7 @@ func sendNotify(assignments []string) error {
 	if err != nil {
 		return fmt.Errorf("connecting to %s: %w", path, err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	if _, err := conn.Write([]byte(strings.Join(assignments, "\n") + "\n")); err != nil {
 		return fmt.Errorf("sending to %s: %w", path, err)
 	}

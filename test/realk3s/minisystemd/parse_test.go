@@ -65,7 +65,7 @@ func TestParseK3sShapedUnit(t *testing.T) {
 		{"TimeoutStart", u.TimeoutStart, time.Duration(0)},
 		{"TimeoutStop", u.TimeoutStop, 90 * time.Second},
 		{"Restart", u.Restart, RestartAlways},
-		{"RestartSec", u.RestartSec, 5 * time.Second},
+		{"RestartSec", u.RestartDelay, 5 * time.Second},
 		{"ExecStartPre", u.ExecStartPre, []Command{
 			{Argv: []string{"/sbin/modprobe", "br_netfilter"}, IgnoreFailure: true},
 			{Argv: []string{"/sbin/modprobe", "overlay"}, IgnoreFailure: true},

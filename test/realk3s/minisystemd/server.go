@@ -60,7 +60,7 @@ func (m *Manager) serve(l net.Listener) {
 }
 
 func (m *Manager) serveConn(c net.Conn) {
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	var req request
 	if err := json.NewDecoder(c).Decode(&req); err != nil {
 		m.logf("control socket: bad request: %v", err)

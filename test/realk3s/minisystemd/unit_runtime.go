@@ -224,8 +224,8 @@ func (u *unitState) scheduleRestartLocked(def *Unit) {
 	}
 	gen := u.restartGen
 	u.setStateLocked(StateActivating)
-	u.m.logf("%s: scheduling restart in %s", u.name, def.RestartSec)
-	time.AfterFunc(def.RestartSec, func() {
+	u.m.logf("%s: scheduling restart in %s", u.name, def.RestartDelay)
+	time.AfterFunc(def.RestartDelay, func() {
 		u.jobMu.Lock()
 		defer u.jobMu.Unlock()
 		u.mu.Lock()

@@ -37,7 +37,7 @@ type Unit struct {
 	ExecStartPre []Command
 	ExecStart    *Command
 	Restart      string
-	RestartSec   time.Duration
+	RestartDelay time.Duration
 	// KillProcessOnly is KillMode=process: stop signals only the main process.
 	KillProcessOnly bool
 	// TimeoutStart of zero means no timeout.
@@ -56,7 +56,7 @@ type EnvFileRef struct {
 
 // Defaults as systemd documents them.
 const (
-	defaultRestartSec   = 100 * time.Millisecond
+	defaultRestartDelay = 100 * time.Millisecond
 	defaultTimeoutStart = 90 * time.Second
 	defaultTimeoutStop  = 90 * time.Second
 )
@@ -81,7 +81,7 @@ func ParseUnit(name, text string) (*Unit, error) {
 		Name:         name,
 		Type:         "simple",
 		Restart:      RestartNo,
-		RestartSec:   defaultRestartSec,
+		RestartDelay: defaultRestartDelay,
 		TimeoutStart: defaultTimeoutStart,
 		TimeoutStop:  defaultTimeoutStop,
 	}
@@ -227,7 +227,7 @@ func (u *Unit) setService(key, value string) error {
 		if err != nil {
 			return err
 		}
-		u.RestartSec = d
+		u.RestartDelay = d
 	case "KillMode":
 		switch value {
 		case "process":

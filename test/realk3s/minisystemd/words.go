@@ -99,11 +99,11 @@ func expandBraced(w string, env map[string]string) string {
 			b.WriteByte(w[i])
 			continue
 		}
-		switch {
-		case w[i+1] == '$':
+		switch w[i+1] {
+		case '$':
 			b.WriteByte('$')
 			i++
-		case w[i+1] == '{':
+		case '{':
 			end := strings.IndexByte(w[i+2:], '}')
 			if end < 0 || !isVarName(w[i+2:i+2+end]) {
 				b.WriteByte('$')
