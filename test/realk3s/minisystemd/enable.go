@@ -80,7 +80,11 @@ func (m *Manager) wantsLinks(name string) []string {
 // disable removes the unit's .wants links.
 func (m *Manager) disable(arg string) ([]string, error) {
 	var out []string
-	for _, link := range m.wantsLinks(arg) {
+	links := m.wantsLinks(arg)
+	if _, err := os.Stat(filepath.Join(m.cfg.UnitDir, normalizeUnit(arg))); err != nil && len(links) == 0 {
+		return nil, fmt.Errorf("unit file %s does not exist", normalizeUnit(arg))
+	}
+	for _, link := range links {
 		if err := os.Remove(link); err != nil {
 			return out, fmt.Errorf("disabling %s: %w", arg, err)
 		}

@@ -43,40 +43,54 @@ func ParseEnvFile(text string) ([]string, error) {
 	return out, nil
 }
 
+// envValue unquotes a value the way a shell would read it, which is also
+// how systemd reads it: unquoted, single-quoted and double-quoted pieces
+// concatenate (install.sh writes the output of `export`, where a value
+// holding a ' comes out as 'it'"'"'s'). Unquoted trailing whitespace is
+// dropped.
 func envValue(v string) (string, error) {
-	if v == "" {
-		return "", nil
-	}
-	switch v[0] {
-	case '\'':
-		end := strings.IndexByte(v[1:], '\'')
-		if end < 0 {
-			return "", fmt.Errorf("unterminated single quote in %q", v)
-		}
-		return v[1 : 1+end], nil
-	case '"':
-		var b strings.Builder
-		for i := 1; i < len(v); i++ {
-			switch v[i] {
-			case '"':
-				return b.String(), nil
-			case '\\':
-				if i+1 < len(v) && strings.IndexByte("\"\\$`", v[i+1]) >= 0 {
+	var b strings.Builder
+	keep := 0 // length of b that trailing-whitespace trimming must not cut
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; c {
+		case '\'':
+			end := strings.IndexByte(v[i+1:], '\'')
+			if end < 0 {
+				return "", fmt.Errorf("unterminated single quote in %q", v)
+			}
+			b.WriteString(v[i+1 : i+1+end])
+			i += 1 + end
+			keep = b.Len()
+		case '"':
+			closed := false
+			for i++; i < len(v); i++ {
+				if v[i] == '"' {
+					closed = true
+					break
+				}
+				if v[i] == '\\' && i+1 < len(v) && strings.IndexByte("\"\\$`", v[i+1]) >= 0 {
 					i++
 				}
+				b.WriteByte(v[i])
 			}
-			b.WriteByte(v[i])
+			if !closed {
+				return "", fmt.Errorf("unterminated double quote in %q", v)
+			}
+			keep = b.Len()
+		case '\\':
+			if i+1 < len(v) {
+				i++
+				b.WriteByte(v[i])
+				keep = b.Len()
+			}
+		default:
+			b.WriteByte(c)
+			if c != ' ' && c != '\t' {
+				keep = b.Len()
+			}
 		}
-		return "", fmt.Errorf("unterminated double quote in %q", v)
 	}
-	var b strings.Builder
-	for i := 0; i < len(v); i++ {
-		if v[i] == '\\' && i+1 < len(v) {
-			i++
-		}
-		b.WriteByte(v[i])
-	}
-	return b.String(), nil
+	return b.String()[:keep], nil
 }
 
 // serviceEnv builds a service's environment: the fixed base systemd gives a

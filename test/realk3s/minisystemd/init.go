@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 )
 
@@ -14,8 +15,12 @@ func runInit(cfg Config, boot []string) error {
 	if err != nil {
 		return err
 	}
+	// A boot.exit from an earlier boot of the same root must not be taken
+	// for this boot's.
+	_ = os.Remove(filepath.Join(cfg.LogDir, "boot.exit"))
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM, syscall.SIGINT)
+	go m.otherSignals()
 	m.logf("minisystemd init starting as pid %d (socket %s, units %s)", os.Getpid(), cfg.Socket, cfg.UnitDir)
 	if os.Getpid() != 1 {
 		if err := becomeSubreaper(); err != nil {
@@ -59,4 +64,23 @@ func runInit(cfg Config, boot []string) error {
 	m.stopAll()
 	m.logf("all units stopped, exiting")
 	return nil
+}
+
+// otherSignals keeps signals that would end a Go program by default from
+// ending init: as PID 1 of the machine, its death would end every process in
+// it. SIGHUP reloads unit files, as it makes systemd do; the rest is logged.
+// The signals are caught, not ignored, so that the children started later
+// get default dispositions.
+func (m *Manager) otherSignals() {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGALRM, syscall.SIGQUIT)
+	for sig := range sigs {
+		if sig == syscall.SIGHUP {
+			if err := m.reload(); err != nil {
+				m.logf("SIGHUP: daemon-reload: %v", err)
+			}
+			continue
+		}
+		m.logf("ignoring %s", sig)
+	}
 }

@@ -31,6 +31,7 @@ func TestVerbsExitStatuses(t *testing.T) {
 	m.mustSystemctl(4, "status", "nosuch")
 	m.mustSystemctl(1, "is-enabled", "nosuch")
 	m.mustSystemctl(1, "kill", "nosuch")
+	m.mustSystemctl(1, "disable", "nosuch")
 
 	path := m.writeUnit("svc.service", fmt.Sprintf("[Service]\nExecStart=/bin/sh -c 'trap \"echo got-usr1 > %s\" USR1; echo $$$$ > %s; while :; do sleep 0.05; done'\n[Install]\nWantedBy=multi-user.target\n",
 		m.path("usr1"), m.path("main.pid")))
@@ -95,7 +96,16 @@ func TestBootCommandAndEnabledUnits(t *testing.T) {
 	if err := os.Symlink(unitPath, filepath.Join(units, "multi-user.target.wants", "early.service")); err != nil {
 		t.Fatal(err)
 	}
-	m := startMachineIn(t, dir, "/bin/sh", "-c", "echo booting; exit 7")
+	if err := os.MkdirAll(filepath.Join(dir, "log"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "log", "boot.exit"), []byte("7\n"), 0o644); err != nil {
+		t.Fatal(err) // left by an earlier boot: must not count
+	}
+	m := startMachineIn(t, dir, "/bin/sh", "-c", "sleep 0.3; echo booting; exit 7")
+	if readFile(filepath.Join(m.cfg.LogDir, "boot.exit")) != "" {
+		t.Errorf("boot.exit of an earlier boot kept")
+	}
 	m.waitFor("boot.exit", 5*time.Second, func() bool { return readFile(filepath.Join(m.cfg.LogDir, "boot.exit")) == "7\n" })
 	if !strings.Contains(m.readLog("boot.log"), "booting") {
 		t.Errorf("boot.log: %q", m.readLog("boot.log"))
@@ -104,11 +114,19 @@ func TestBootCommandAndEnabledUnits(t *testing.T) {
 		_, _, code := m.systemctl("is-active", "early")
 		return code == 0
 	})
+	// Signals that end a Go program by default must not end init.
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGQUIT} {
+		if err := m.cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
 	select {
 	case <-m.exited:
-		t.Fatalf("init exited after the boot command: %v", m.exitErr)
+		t.Fatalf("init exited after the boot command or a signal: %v", m.exitErr)
 	default:
 	}
+	m.mustSystemctl(0, "is-active", "early")
 }
 
 // SIGTERM to init stops every unit (the whole tree, per KillMode) and init

@@ -158,6 +158,8 @@ func TestParseEnvFile(t *testing.T) {
 		"CONT=one\\",
 		"two",
 		"EMPTY=",
+		`MIXED='it'"'"'s' `,
+		`JOINED="a b"c\ d'e'`,
 	}, "\n")
 	got, err := ParseEnvFile(text)
 	if err != nil {
@@ -171,6 +173,8 @@ func TestParseEnvFile(t *testing.T) {
 		"ESCAPED=a b",
 		"CONT=onetwo",
 		"EMPTY=",
+		"MIXED=it's",
+		"JOINED=a bc de",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ParseEnvFile =\n%q\nwant\n%q", got, want)
