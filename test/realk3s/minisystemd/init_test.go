@@ -3,6 +3,7 @@ package minisystemd
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -190,5 +191,83 @@ func TestReapsOrphans(t *testing.T) {
 	}
 	if !strings.Contains(m.readLog("minisystemd.log"), fmt.Sprintf("reaped orphan %d", orphan)) {
 		t.Errorf("the orphan's reaping was not logged")
+	}
+}
+
+// As PID 1 of its own pid namespace (as in a machine), init reaps orphans
+// and serves systemctl to clients outside the namespace.
+func TestRunsAsPID1(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for a pid namespace (unshare --pid)")
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("unshare not installed")
+	}
+	dir := t.TempDir()
+	m := &machine{t: t, dir: dir, exited: make(chan struct{}), cfg: Config{
+		Socket:  filepath.Join(dir, "run", "minisystemd.sock"),
+		UnitDir: filepath.Join(dir, "units"),
+		LogDir:  filepath.Join(dir, "log"),
+	}}
+	if err := os.MkdirAll(m.cfg.UnitDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Two orphans that exit soon, then a look at the namespace's /proc.
+	boot := fmt.Sprintf(`(sleep 0.2 &); (sleep 0.3 &); sleep 1.5
+cat /proc/1/comm > %[1]s/pid1
+for s in /proc/[0-9]*/stat; do read -r line < $s && case "$line" in *") Z "*) echo "$line";; esac; done > %[1]s/zombies
+echo done > %[1]s/checked
+exec sleep 1000`, dir)
+	m.cmd = exec.Command(unshare, "--pid", "--fork", "--mount-proc", binPath, "init", "--", "/bin/sh", "-c", boot)
+	m.cmd.Env = m.env()
+	m.cmd.Stderr = os.Stderr
+	if err := m.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { m.exitErr = m.cmd.Wait(); close(m.exited) }()
+	var initPid int
+	t.Cleanup(func() {
+		if initPid != 0 {
+			_ = syscall.Kill(initPid, syscall.SIGTERM)
+		}
+		select {
+		case <-m.exited:
+		case <-time.After(10 * time.Second):
+			_ = m.cmd.Process.Kill()
+			t.Errorf("init in the pid namespace did not exit on SIGTERM")
+		}
+	})
+	m.waitFor("the checks inside the namespace", 10*time.Second, func() bool {
+		return readFile(filepath.Join(dir, "checked")) == "done\n"
+	})
+	if got := readFile(filepath.Join(dir, "pid1")); got != "minisystemd\n" {
+		t.Errorf("PID 1 of the namespace is %q, want minisystemd", got)
+	}
+	if z := readFile(filepath.Join(dir, "zombies")); z != "" {
+		t.Errorf("zombies in the namespace:\n%s", z)
+	}
+	if n := strings.Count(m.readLog("minisystemd.log"), "reaped orphan"); n < 2 {
+		t.Errorf("%d orphans reaped, want 2\n%s", n, m.readLog("minisystemd.log"))
+	}
+	m.writeUnit("svc.service", "[Service]\nExecStart=/bin/sleep 1000\n")
+	m.mustSystemctl(0, "start", "svc")
+	m.mustSystemctl(0, "is-active", "svc")
+	// init is unshare's child in the host's pid namespace.
+	children := readFile(fmt.Sprintf("/proc/%d/task/%d/children", m.cmd.Process.Pid, m.cmd.Process.Pid))
+	if initPid, err = strconv.Atoi(strings.TrimSpace(children)); err != nil {
+		t.Fatalf("finding init's host pid from %q: %v", children, err)
+	}
+	if err := syscall.Kill(initPid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-m.exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("init did not exit on SIGTERM")
+	}
+	if m.exitErr != nil {
+		t.Errorf("unshare/init exited with %v, want 0", m.exitErr)
 	}
 }
