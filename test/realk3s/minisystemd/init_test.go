@@ -103,12 +103,14 @@ func TestBootCommandAndEnabledUnits(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "log", "boot.exit"), []byte("7\n"), 0o644); err != nil {
 		t.Fatal(err) // left by an earlier boot: must not count
 	}
-	m := startMachineIn(t, dir, "/bin/sh", "-c", "sleep 0.3; echo booting; exit 7")
+	// An empty environment, as a machine may be started with: the boot
+	// command still gets PATH and HOME.
+	m := startMachineEnv(t, dir, []string{}, "/bin/sh", "-c", `sleep 0.3; echo "booting path=$PATH home=$HOME"; exit 7`)
 	if readFile(filepath.Join(m.cfg.LogDir, "boot.exit")) != "" {
 		t.Errorf("boot.exit of an earlier boot kept")
 	}
 	m.waitFor("boot.exit", 5*time.Second, func() bool { return readFile(filepath.Join(m.cfg.LogDir, "boot.exit")) == "7\n" })
-	if !strings.Contains(m.readLog("boot.log"), "booting") {
+	if !strings.Contains(m.readLog("boot.log"), "booting path=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin home=/root") {
 		t.Errorf("boot.log: %q", m.readLog("boot.log"))
 	}
 	m.waitFor("the enabled unit to be active", 5*time.Second, func() bool {

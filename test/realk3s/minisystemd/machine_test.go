@@ -63,6 +63,13 @@ func startMachine(t *testing.T) *machine {
 
 func startMachineIn(t *testing.T, dir string, boot ...string) *machine {
 	t.Helper()
+	return startMachineEnv(t, dir, nil, boot...)
+}
+
+// startMachineEnv starts init with exactly env plus the MINISYSTEMD_*
+// variables (nil env: the test's environment).
+func startMachineEnv(t *testing.T, dir string, env []string, boot ...string) *machine {
+	t.Helper()
 	m := &machine{t: t, dir: dir, exited: make(chan struct{}), cfg: Config{
 		Socket:  filepath.Join(dir, "run", "minisystemd.sock"),
 		UnitDir: filepath.Join(dir, "units"),
@@ -77,6 +84,9 @@ func startMachineIn(t *testing.T, dir string, boot ...string) *machine {
 	}
 	m.cmd = exec.Command(binPath, args...)
 	m.cmd.Env = m.env()
+	if env != nil {
+		m.cmd.Env = append(env, EnvSocket+"="+m.cfg.Socket, EnvUnitDir+"="+m.cfg.UnitDir, EnvLogDir+"="+m.cfg.LogDir)
+	}
 	m.cmd.Stderr = os.Stderr
 	if err := m.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -86,13 +86,14 @@ func (m *Manager) runBoot(argv []string) (pid int, err error) {
 		return 0, fmt.Errorf("opening %s: %w", os.DevNull, err)
 	}
 	defer func() { _ = devnull.Close() }()
-	path, err := lookPath(argv[0], os.Getenv("PATH"))
+	env := bootEnv()
+	path, err := lookPath(argv[0], envValueOf(env, "PATH"))
 	if err != nil {
 		return 0, err
 	}
 	pid, ch, err := m.reaper.spawn(path, argv, &syscall.ProcAttr{
 		Dir:   "/",
-		Env:   os.Environ(),
+		Env:   env,
 		Files: []uintptr{devnull.Fd(), out.Fd(), out.Fd()},
 		Sys:   &syscall.SysProcAttr{Setsid: true},
 	})
@@ -113,4 +114,26 @@ func (m *Manager) runBoot(argv []string) (pid int, err error) {
 		}
 	}()
 	return pid, nil
+}
+
+// bootEnv is init's environment with PATH and HOME defaulted, so that a
+// machine started with an empty environment still boots.
+func bootEnv() []string {
+	env := os.Environ()
+	if os.Getenv("PATH") == "" {
+		env = append(env, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+	}
+	if os.Getenv("HOME") == "" {
+		env = append(env, "HOME=/root")
+	}
+	return env
+}
+
+func envValueOf(env []string, key string) string {
+	for _, kv := range env {
+		if k, v, _ := strings.Cut(kv, "="); k == key {
+			return v
+		}
+	}
+	return ""
 }

@@ -55,7 +55,11 @@ func (u *unitState) handleNotify(msg string) {
 		k, v, _ := strings.Cut(line, "=")
 		switch k {
 		case "READY":
-			if v != "1" || u.run == nil {
+			if v != "1" {
+				continue
+			}
+			if u.run == nil {
+				u.earlyReady = true
 				continue
 			}
 			if u.run.markReady() {

@@ -35,6 +35,9 @@ type unitState struct {
 	restartGen int // bumped to cancel a scheduled auto-restart
 	lastResult string
 	statusText string // last STATUS= from the service
+	// earlyReady records a READY=1 that arrived between the fork of the
+	// main process and its registration as the current run.
+	earlyReady bool
 	// autoRestarts holds the times of the latest auto-restarts.
 	autoRestarts []time.Time
 }
@@ -153,6 +156,9 @@ func (u *unitState) launchLocked(def *Unit) (*run, error) {
 			return fail(err)
 		}
 	}
+	u.mu.Lock()
+	u.earlyReady = false
+	u.mu.Unlock()
 	pid, ch, err := u.m.startCommand(def, def.ExecStart.Argv, env, envList)
 	if err != nil {
 		return fail(err)
@@ -161,7 +167,7 @@ func (u *unitState) launchLocked(def *Unit) (*run, error) {
 	u.mu.Lock()
 	u.run = r
 	u.lastResult = ""
-	if def.Type != "notify" {
+	if def.Type != "notify" || u.earlyReady {
 		r.markReady()
 		u.setStateLocked(StateActive)
 	}
