@@ -26,5 +26,15 @@
 // understood; unknown keys are accepted and ignored, as systemd does with a
 // warning.
 //
-// The lead builds the binary at test time with [Build].
+// For the machines: [Build] compiles the static binary at test time,
+// [Install] puts it into a machine root (BinaryPath, and systemctl linked to
+// it in place of systemd's), and [InitCommand] is what the machine runs,
+// chrooted, as PID 1. Inside the machine the control socket is
+// /run/minisystemd.sock, unit files are read from /etc/systemd/system, and
+// logs go to /var/log/minisystemd: minisystemd.log (the supervisor's own
+// actions), <unit>.log per unit without ".service" ([UnitLogPath]; k3s.log),
+// boot.log and boot.exit (the boot command's output and exit status).
+// MINISYSTEMD_SOCKET, MINISYSTEMD_UNIT_DIR and MINISYSTEMD_LOG_DIR move them
+// (tests). Units enabled in the root start when init starts, so a machine
+// restarted on the same root brings k3s back as systemd would.
 package minisystemd
