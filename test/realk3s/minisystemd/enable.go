@@ -106,16 +106,24 @@ func (m *Manager) isEnabled(arg string) (string, error) {
 	return "disabled", nil
 }
 
-// enabledUnits lists the units enabled in any target, for boot.
+// enabledUnits lists the units enabled in any target whose unit file is in
+// the unit directory, for boot. The Debian roots enable units of their own
+// (cloud-init's, getty, ...) from /lib/systemd/system: those are not this
+// supervisor's to run (the boot command runs cloud-init) and are skipped.
 func (m *Manager) enabledUnits() []string {
 	links, _ := filepath.Glob(filepath.Join(m.cfg.UnitDir, "*.target.wants", "*.service"))
 	seen := map[string]bool{}
 	var names []string
 	for _, l := range links {
-		if n := filepath.Base(l); !seen[n] {
-			seen[n] = true
-			names = append(names, n)
+		n := filepath.Base(l)
+		if seen[n] {
+			continue
 		}
+		seen[n] = true
+		if _, err := os.Stat(filepath.Join(m.cfg.UnitDir, n)); err != nil {
+			continue
+		}
+		names = append(names, n)
 	}
 	sort.Strings(names)
 	return names

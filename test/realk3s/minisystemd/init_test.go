@@ -97,6 +97,10 @@ func TestBootCommandAndEnabledUnits(t *testing.T) {
 	if err := os.Symlink(unitPath, filepath.Join(units, "multi-user.target.wants", "early.service")); err != nil {
 		t.Fatal(err)
 	}
+	// Enabled by the distribution, its file elsewhere: not started.
+	if err := os.Symlink("/lib/systemd/system/getty@tty1.service", filepath.Join(units, "multi-user.target.wants", "getty@tty1.service")); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.MkdirAll(filepath.Join(dir, "log"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -130,6 +134,9 @@ func TestBootCommandAndEnabledUnits(t *testing.T) {
 	default:
 	}
 	m.mustSystemctl(0, "is-active", "early")
+	if log := m.readLog("minisystemd.log"); strings.Contains(log, "getty") {
+		t.Errorf("a unit without a file in the unit directory was started at boot:\n%s", log)
+	}
 }
 
 // SIGTERM to init stops every unit (the whole tree, per KillMode) and init
