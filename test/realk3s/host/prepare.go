@@ -54,7 +54,10 @@ func (l *Layer) prepare(m *Machine, spec MachineSpec, n int) error {
 	}
 	for _, f := range []struct{ from, to string }{
 		{l.opts.Supervisor, "upper/usr/local/sbin/minisystemd"},
+		// Debian's own systemctl (/bin is a link to usr/bin) would talk to a systemd
+		// that does not run; /usr/local/bin comes first on PATH.
 		{l.opts.Supervisor, "upper/usr/bin/systemctl"},
+		{l.opts.Supervisor, "upper/usr/local/bin/systemctl"},
 		{spec.K3sBinary, "upper/usr/local/bin/k3s"},
 		{l.opts.InstallScript, "upper/opt/install.sh"},
 	} {
