@@ -135,9 +135,9 @@ test-k3s: ## The end-to-end layer on real k3s (root): K3S_BIN=path/to/k3s K3S_IN
 	@if [[ -z "$(K3S_BIN)" || -z "$(K3S_INSTALL_SH)" ]]; then echo "K3S_BIN and K3S_INSTALL_SH must name a k3s release binary and its install.sh (docs/testing.md)"; exit 1; fi
 	hack/ensure-tools.sh etcd kube-apiserver kube-controller-manager
 	hack/realk3s/build-node-root.sh
-	CAPK3S_K3S_BIN=$(abspath $(K3S_BIN)) CAPK3S_K3S_INSTALL_SH=$(abspath $(K3S_INSTALL_SH)) \
-	CAPK3S_K3S_BIN_UPGRADE=$(if $(K3S_BIN_UPGRADE),$(abspath $(K3S_BIN_UPGRADE))) \
-	go test -count=1 -v ./test/realk3s/ $(K3S_TEST_FLAGS); rc=$$?; go run ./test/realk3s/cmd/cleanup; exit $$rc
+	export CAPK3S_K3S_BIN=$(abspath $(K3S_BIN)) CAPK3S_K3S_INSTALL_SH=$(abspath $(K3S_INSTALL_SH)) \
+		CAPK3S_K3S_BIN_UPGRADE=$(if $(K3S_BIN_UPGRADE),$(abspath $(K3S_BIN_UPGRADE))); \
+	rc=0; go test -count=1 -v ./test/realk3s/ $(K3S_TEST_FLAGS) || rc=$$?; go run ./test/realk3s/cmd/cleanup; exit $$rc
 
 # The benchmark (test/bench, its own module) compares capk3s with CAPI's kubeadm
 # providers on the same wiring; docs/performance.md explains the figures.
