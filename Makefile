@@ -129,13 +129,17 @@ K3S_BIN ?=
 K3S_INSTALL_SH ?=
 K3S_BIN_UPGRADE ?=
 K3S_TEST_FLAGS ?= -timeout 90m
+# The S3 server the etcd snapshot scenarios save to: an S3 gateway on a plain folder, with
+# SigV4 authentication, as k3s's S3 client talks to any S3 service.
+VERSITYGW_VERSION ?= v1.8.0
 
 .PHONY: test-k3s
 test-k3s: ## The end-to-end layer on real k3s (root): K3S_BIN=path/to/k3s K3S_INSTALL_SH=path/to/install.sh [K3S_BIN_UPGRADE=path/to/other/k3s] [K3S_TEST_FLAGS='-run TestX -timeout 90m'].
 	@if [[ -z "$(K3S_BIN)" || -z "$(K3S_INSTALL_SH)" ]]; then echo "K3S_BIN and K3S_INSTALL_SH must name a k3s release binary and its install.sh (docs/testing.md)"; exit 1; fi
 	hack/ensure-tools.sh etcd kube-apiserver kube-controller-manager
 	hack/realk3s/build-node-root.sh
-	export CAPK3S_K3S_BIN=$(abspath $(K3S_BIN)) CAPK3S_K3S_INSTALL_SH=$(abspath $(K3S_INSTALL_SH)) \
+	[[ -x $(TOOLS_DIR)/versitygw ]] || GOBIN=$(TOOLS_DIR) go install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
+	export CAPK3S_S3_GATEWAY=$(TOOLS_DIR)/versitygw CAPK3S_K3S_BIN=$(abspath $(K3S_BIN)) CAPK3S_K3S_INSTALL_SH=$(abspath $(K3S_INSTALL_SH)) \
 		CAPK3S_K3S_BIN_UPGRADE=$(if $(K3S_BIN_UPGRADE),$(abspath $(K3S_BIN_UPGRADE))); \
 	rc=0; go test -count=1 -v ./test/realk3s/ $(K3S_TEST_FLAGS) || rc=$$?; go run ./test/realk3s/cmd/cleanup; exit $$rc
 

@@ -54,6 +54,7 @@ func TestMain(m *testing.M) {
 	envtest.RunMain(m, envtest.Options{GarbageCollector: true, Webhooks: true, CAPIWebhooks: true,
 		AfterRun: func() {
 			infra.Close()
+			s3.stop()
 			if err := layer.Teardown(); err != nil {
 				fmt.Fprintf(os.Stderr, "real-k3s layer teardown: %v\n", err)
 			}
@@ -115,6 +116,11 @@ func setUp() error {
 		return err
 	}
 	infra.Layer = layer
+	if gw := os.Getenv(gatewayEnv); gw != "" {
+		if s3, err = startS3(gw, dir); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
