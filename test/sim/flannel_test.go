@@ -158,3 +158,24 @@ func TestWireguardNativeNeedsWireGuardInTheKernel(t *testing.T) {
 		g.joins(t, "an agent", g.boot(t, "a-0", g.agent, false))
 	})
 }
+
+// TestPoolInstanceWithoutWireGuard: a SimMachinePool's instance on a kernel without
+// WireGuard does not join a wireguard-native cluster, and says why; on the default
+// kernel it joins.
+func TestPoolInstanceWithoutWireGuard(t *testing.T) {
+	t.Parallel()
+	g := newFlannelRig(t, map[string]string{"flannel-backend": `"wireguard-native"`})
+	r := &poolReconciler{p: g.r.p}
+	data := &poolData{raw: g.agent, format: "cloud-config", hash: "h"}
+	inst, reason, msg, err := r.boot(context.Background(), "ns", "pool", true, g.wc, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inst.Name != "" || reason != k3sExitedReason || !strings.Contains(msg, k3smodel.FlannelExitMessage) {
+		t.Errorf("without WireGuard: instance %q, reason %q, message %q; want none, %s with flannel's error", inst.Name, reason, msg, k3sExitedReason)
+	}
+	inst, reason, msg, err = r.boot(context.Background(), "ns", "pool", false, g.wc, data)
+	if err != nil || reason != "" || inst.Name == "" || !g.hasNode(t, inst.NodeName) {
+		t.Errorf("with WireGuard: instance %+v, reason %q (%s), err %v; want a joined instance", inst, reason, msg, err)
+	}
+}
