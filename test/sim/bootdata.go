@@ -35,6 +35,11 @@ type bootData struct {
 	dropped []string
 	// supervisorPort is where a server's supervisor listens (k3smodel.SupervisorPort).
 	supervisorPort int
+	// flannelBackend is a server's flannel-backend and disableAgent its
+	// disable-agent, as k3s read them (readAsK3s); an agent's backend is its
+	// cluster's (flannel.go).
+	flannelBackend string
+	disableAgent   bool
 	// otherKeys are the cloud-config keys k3s does not depend on
 	// (otherCloudConfigKeys), as the data sets them.
 	otherKeys map[string]any

@@ -158,6 +158,9 @@ type secrets struct {
 	datastore string
 	// embeddedCCM: the servers run k3s's embedded cloud controller (nodecloud.go).
 	embeddedCCM bool
+	// flannelBackend is the first server's flannel-backend, which servers hand their
+	// agents (flannel.go).
+	flannelBackend string
 	// critical are the first server's critical settings (critical.go); nil on a
 	// datastore cluster, whose servers k3s does not compare.
 	critical k3smodel.Critical
@@ -165,7 +168,7 @@ type secrets struct {
 
 // initSecrets are the secrets a cluster-init server sets up from its data.
 func (b *bootData) initSecrets() (secrets, error) {
-	s := secrets{caPEM: b.files[serverCACertPath], datastore: b.datastore(), embeddedCCM: !b.disablesCCM()}
+	s := secrets{caPEM: b.files[serverCACertPath], datastore: b.datastore(), embeddedCCM: !b.disablesCCM(), flannelBackend: b.ownFlannelBackend()}
 	tok, err := b.token("token")
 	if err != nil {
 		return s, err

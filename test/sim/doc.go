@@ -27,6 +27,11 @@
 // makes the Node Ready again and brings the member back up, unless quorum was lost
 // meanwhile: that is for good in the simulator.
 //
+// A machine's kernel has WireGuard unless its spec says kernelWithoutWireGuard (also on
+// a SimMachineTemplate's template and a SimMachinePool): there, a k3s that runs flannel
+// with flannel-backend wireguard-native exits after each start, as real k3s does, and
+// the machine never joins (flannel.go, k3smodel.CheckFlannelKernel).
+//
 // Every machine's k3s holds k3s's leaf certificates, renewed as k3s renews them when
 // it restarts, and runs k3s's certificate monitor, which writes its Events on the
 // Node (certs.go, certmonitor.go). A test dates the certificates with the SimMachine

@@ -71,6 +71,13 @@ func (b *bootData) readAsK3s() error {
 	}
 	b.dropped = cfg.Dropped
 	b.supervisorPort = k3smodel.SupervisorPort(cfg)
+	if role == roleServer {
+		b.flannelBackend = cfg.Last("flannel-backend")
+		if b.flannelBackend == "" {
+			b.flannelBackend = k3smodel.BackendVXLAN
+		}
+		b.disableAgent = cfg.Bool("disable-agent")
+	}
 	return nil
 }
 

@@ -211,6 +211,11 @@ func (r *machineReconciler) boot(ctx context.Context, sm *simv1.SimMachine, mach
 			return ctrl.Result{}, nil
 		}
 	}
+	if err := b.checkFlannelKernel(s, sm.Spec.KernelWithoutWireGuard); err != nil {
+		// k3s exits once flannel starts, after every restart (flannel.go).
+		notReady(sm, bootFailureReason(err), err.Error())
+		return ctrl.Result{}, nil
+	}
 	providerID := "sim://" + sm.Namespace + "/" + sm.Name
 	n, err := nodeFor(b, machine.Name, providerID)
 	if err == nil {

@@ -133,7 +133,7 @@ func (r *poolReconciler) converge(ctx context.Context, pool *simv1.SimMachinePoo
 		total := int32(len(pool.Status.Instances))
 		switch {
 		case int32(len(fresh)) < replicas && total <= replicas:
-			inst, reason, msg, err := r.boot(ctx, pool.Namespace, pool.Name, wc, data)
+			inst, reason, msg, err := r.boot(ctx, pool.Namespace, pool.Name, pool.Spec.KernelWithoutWireGuard, wc, data)
 			if err != nil || reason != "" {
 				poolNotReady(pool, reason, msg)
 				if reason == waitingForFirstServerReason || reason == apiUnavailableReason {

@@ -40,7 +40,7 @@ func readPoolData(ctx context.Context, c client.Reader, namespace, name string) 
 // as k3s would check it, the join as the cluster's servers would (token, CA pin,
 // server URL), and the kubelet registers the Node. A reason says why the instance
 // did not join.
-func (r *poolReconciler) boot(ctx context.Context, namespace, pool string, wc *workloadCluster, data *poolData) (inst simv1.SimMachinePoolInstance, reason, message string, err error) {
+func (r *poolReconciler) boot(ctx context.Context, namespace, pool string, kernelWithoutWireGuard bool, wc *workloadCluster, data *poolData) (inst simv1.SimMachinePoolInstance, reason, message string, err error) {
 	b, err := readBootData(data.raw, data.format)
 	if err == nil {
 		err = b.checkStatic()
@@ -60,6 +60,10 @@ func (r *poolReconciler) boot(ctx context.Context, namespace, pool string, wc *w
 	}
 	if err := b.checkJoin(s, wc.reaches, data.raw); err != nil {
 		return inst, joinRefusedReason, err.Error(), nil
+	}
+	if err := b.checkFlannelKernel(s, kernelWithoutWireGuard); err != nil {
+		// k3s exits once flannel starts, after every restart (flannel.go).
+		return inst, bootFailureReason(err), err.Error(), nil
 	}
 	name := pool + "-" + utilrand.String(5)
 	providerID := "sim://" + namespace + "/" + name

@@ -16,6 +16,16 @@ type SimMachineSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
 	ProviderID string `json:"providerID,omitempty"`
+
+	// kernelWithoutWireGuard makes the machine's kernel one without WireGuard (no
+	// wireguard module: `ip link add ... type wireguard` fails). Off by default: the
+	// machine's kernel has WireGuard, as most cloud images' kernels do. On it, a k3s
+	// that runs flannel with flannel-backend wireguard-native (an agent of such a
+	// cluster, or a server that runs its agent) exits a few seconds after each start
+	// and is restarted by its service for ever, as real k3s does: the machine never
+	// joins, and its Ready condition says why (reason K3sExited).
+	// +optional
+	KernelWithoutWireGuard bool `json:"kernelWithoutWireGuard,omitempty"`
 }
 
 // SimMachineInitializationStatus is the contract's provisioning flag.

@@ -20,6 +20,13 @@ type SimMachinePoolSpec struct {
 	// +kubebuilder:validation:items:MinLength=1
 	// +kubebuilder:validation:items:MaxLength=512
 	ProviderIDList []string `json:"providerIDList,omitempty"`
+
+	// kernelWithoutWireGuard makes the instances' kernel one without WireGuard, as
+	// SimMachineSpec's field does: off by default (WireGuard available). An instance
+	// whose k3s would run flannel with wireguard-native does not join; the pool's
+	// Ready condition says why (reason K3sExited).
+	// +optional
+	KernelWithoutWireGuard bool `json:"kernelWithoutWireGuard,omitempty"`
 }
 
 // SimMachinePoolInstance is one running machine of the pool.
