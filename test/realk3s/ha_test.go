@@ -20,26 +20,37 @@ import (
 // TestHAClusterWithAgents: three servers on embedded etcd and two agents from a
 // MachineDeployment, all booted by cloud-init and installed by k3s's install.sh,
 // reach Available; the Nodes are Ready; a workload runs on an agent and its log is
-// read through the API server (k3s's agent tunnel).
+// read through the API server (k3s's agent tunnel). With an S3 gateway: an on-demand
+// snapshot lands in the bucket, a restore of a missing snapshot is refused with every
+// server kept, and a restore brings the cluster back to the snapshot with no agent
+// replaced.
 func TestHAClusterWithAgents(t *testing.T) {
 	startStack(t)
-	ctx := context.Background()
-	ns := env.NewNamespace(t)
-	c := newCluster(clusterOptions{namespace: ns, name: "ha", servers: 3, agents: 2, version: k3sVersion})
-	start := time.Now()
-	for _, o := range c.objects() {
-		if err := env.Client.Create(ctx, o); err != nil {
-			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
-		}
+	s := &scenario{t: t, ctx: context.Background(), ns: env.NewNamespace(t)}
+	s.c = newCluster(clusterOptions{namespace: s.ns, name: "ha", servers: 3, agents: 2, version: k3sVersion})
+	s.key = client.ObjectKeyFromObject(s.c.cluster)
+	if s3 != nil {
+		s.withSnapshotsToS3()
 	}
-	key := client.ObjectKeyFromObject(c.cluster)
-	clusterAvailable(t, key, 20*time.Minute)
+	start := time.Now()
+	for _, o := range s.c.objects() {
+		s.must(fmt.Sprintf("creating %T %s", o, o.GetName()), env.Client.Create(s.ctx, o))
+	}
+	clusterAvailable(t, s.key, 20*time.Minute)
 	t.Logf("3 servers + 2 agents: kubectl apply to Available in %s (k3s %s)", time.Since(start).Round(time.Second), k3sVersion)
-	wc, cs := workloadClients(t, key)
-	nodesReady(t, wc, 5, 10*time.Minute)
+	s.wc, s.cs = workloadClients(t, s.key)
+	nodesReady(t, s.wc, 5, 10*time.Minute)
 	t.Logf("all 5 Nodes Ready %s after apply", time.Since(start).Round(time.Second))
-
-	runWorkload(t, wc, cs)
+	runWorkload(t, s.wc, s.cs)
+	if s3 == nil {
+		t.Logf("no S3 gateway (%s): the snapshot and restore steps are left out", gatewayEnv)
+		return
+	}
+	s.writeMarker("marker-before-snapshot")
+	snap := s.snapshotOnDemand("on-demand")
+	s.writeMarker("marker-after-snapshot")
+	s.restoreOfAMissingSnapshotRefused()
+	s.restoreTo(snap, "marker-before-snapshot", "marker-after-snapshot")
 }
 
 // runWorkload runs the scenarios' workload on an agent and reads its log through the
