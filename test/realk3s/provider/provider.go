@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync"
 
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -38,6 +40,9 @@ func (p *Provider) SetupWithManager(mgr ctrl.Manager, opts controller.Options) e
 		return fmt.Errorf("NetnsCluster controller: %w", err)
 	}
 	return ctrl.NewControllerManagedBy(mgr).For(&netnsv1.NetnsMachine{}).
+		// The Machine's bootstrap data comes after the NetnsMachine.
+		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(
+			util.MachineToInfrastructureMapFunc(netnsv1.GroupVersion.WithKind("NetnsMachine")))).
 		WithOptions(opts).Named("netnsmachine").Complete(&machineReconciler{p: p})
 }
 
