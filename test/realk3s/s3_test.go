@@ -45,7 +45,12 @@ func startS3(gateway, dir string) (*s3Gateway, error) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	_ = l.Close()
+	// Each run starts with an empty bucket: an earlier run's snapshots would be found
+	// by k3s's list.
 	data := filepath.Join(dir, "s3")
+	if err := os.RemoveAll(data); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(data, 0o700); err != nil {
 		return nil, err
 	}
