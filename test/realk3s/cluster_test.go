@@ -43,6 +43,11 @@ const poolLabel = "capk3s.io/pool"
 // the scenarios' own workload image is imported instead.
 var withoutImages = []string{"traefik", "servicelb", "metrics-server", "local-storage", "coredns"}
 
+// hostKubeletArgs are what the kubelets need on this layer's host, whose kernel runs
+// cgroup v1: kubelet 1.35+ refuses to start there unless told to go on (a user on
+// such a host sets the same).
+var hostKubeletArgs = []string{"fail-cgroupv1=false"}
+
 // newCluster builds a cluster as a user would write it for machines whose image
 // carries k3s (air-gapped install): servers from a KThreesControlPlane and agents
 // from a MachineDeployment.
@@ -66,7 +71,8 @@ func newCluster(o clusterOptions) *realCluster {
 				},
 				KThreesConfigSpec: bootstrapv1.KThreesConfigSpec{
 					ServerConfig: bootstrapv1.KThreesServerConfig{DisableComponents: withoutImages},
-					AgentConfig:  bootstrapv1.KThreesAgentConfig{AirGapped: true, NodeLabels: []string{"capk3s.io/role=server"}},
+					AgentConfig: bootstrapv1.KThreesAgentConfig{AirGapped: true, NodeLabels: []string{"capk3s.io/role=server"},
+						KubeletArgs: hostKubeletArgs},
 				},
 			},
 		},
@@ -88,7 +94,7 @@ func newCluster(o clusterOptions) *realCluster {
 		ObjectMeta: meta(o.name + "-agents"),
 		Spec: bootstrapv1.KThreesConfigTemplateSpec{Template: bootstrapv1.KThreesConfigTemplateResource{
 			Spec: bootstrapv1.KThreesConfigSpec{AgentConfig: bootstrapv1.KThreesAgentConfig{
-				AirGapped: true, NodeLabels: []string{"capk3s.io/role=agent"},
+				AirGapped: true, NodeLabels: []string{"capk3s.io/role=agent"}, KubeletArgs: hostKubeletArgs,
 			}},
 		}},
 	}

@@ -15,12 +15,19 @@ import (
 // cloud's network would be there before the instance boots).
 const cloudConfig = "datasource_list: [NoCloud, None]\nnetwork: {config: disabled}\nlocale: C.UTF-8\n"
 
+// containerdDropIn is what the machines' image adds to k3s's containerd
+// configuration (k3s imports agent/etc/containerd/config-v3.toml.d/*.toml, v1.36's
+// pkg/agent/templates/templates.go): this host does not give root CAP_SYS_RESOURCE,
+// so runc cannot lower a container's oom_score_adj, as in a user namespace, where
+// k3s sets the same option itself.
+const containerdDropIn = "version = 3\n\n[plugins.'io.containerd.cri.v1.runtime']\n  restrict_oom_score_adj = true\n"
+
 // prepare lays the machine's folder out: its scripts, and its root's first writes:
 // the seed, cloud-init's configuration, the supervisor (also as systemctl), the k3s
 // binary and install script of the image, and the images k3s imports at start.
 func (l *Layer) prepare(m *Machine, spec MachineSpec, n int) error {
 	upper := filepath.Join(m.dir, "upper")
-	for _, d := range []string{"work", "merged", "rancher/k3s/agent/images", "upper/seed", "upper/etc/cloud/cloud.cfg.d",
+	for _, d := range []string{"work", "merged", "rancher/k3s/agent/images", "rancher/k3s/agent/etc/containerd/config-v3.toml.d", "upper/seed", "upper/etc/cloud/cloud.cfg.d",
 		"upper/usr/local/sbin", "upper/usr/local/bin", "upper/usr/bin", "upper/opt"} {
 		if err := os.MkdirAll(filepath.Join(m.dir, d), 0o755); err != nil {
 			return err
@@ -51,6 +58,9 @@ func (l *Layer) prepare(m *Machine, spec MachineSpec, n int) error {
 		if err := os.WriteFile(filepath.Join(upper, path), content, 0o644); err != nil {
 			return err
 		}
+	}
+	if err := os.WriteFile(filepath.Join(m.dir, "rancher/k3s/agent/etc/containerd/config-v3.toml.d/realk3s-host.toml"), []byte(containerdDropIn), 0o644); err != nil {
+		return err
 	}
 	for _, f := range []struct{ from, to string }{
 		{l.opts.Supervisor, "upper/usr/local/sbin/minisystemd"},
