@@ -23,7 +23,8 @@ import (
 // read through the API server (k3s's agent tunnel). With an S3 gateway: an on-demand
 // snapshot lands in the bucket, a restore of a missing snapshot is refused with every
 // server kept, and a restore brings the cluster back to the snapshot with no agent
-// replaced.
+// replaced. Last, a critical setting's change is refused at admission, by real k3s
+// when a server joins with it, and held by capk3s when forced past the webhook.
 func TestHAClusterWithAgents(t *testing.T) {
 	startStack(t)
 	s := &scenario{t: t, ctx: context.Background(), ns: env.NewNamespace(t)}
@@ -51,6 +52,7 @@ func TestHAClusterWithAgents(t *testing.T) {
 	s.writeMarker("marker-after-snapshot")
 	s.restoreOfAMissingSnapshotRefused()
 	s.restoreTo(snap, "marker-before-snapshot", "marker-after-snapshot")
+	s.criticalSettingRefused()
 }
 
 // runWorkload runs the scenarios' workload on an agent and reads its log through the

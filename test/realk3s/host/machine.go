@@ -23,6 +23,9 @@ type MachineSpec struct {
 	UserData []byte
 	// K3sBinary is the k3s binary the machine's image carries at /usr/local/bin/k3s.
 	K3sBinary string
+	// Files are more files the machine's image carries, by absolute path: what a
+	// scenario puts there behind capk3s's back.
+	Files map[string][]byte
 }
 
 // Machine is a running machine.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // cloudConfig is cloud-init's own configuration in every machine: the NoCloud seed
@@ -61,6 +62,18 @@ func (l *Layer) prepare(m *Machine, spec MachineSpec, n int) error {
 	}
 	if err := os.WriteFile(filepath.Join(m.dir, "rancher/k3s/agent/etc/containerd/config-v3.toml.d/realk3s-host.toml"), []byte(containerdDropIn), 0o644); err != nil {
 		return err
+	}
+	for path, content := range spec.Files {
+		if !filepath.IsAbs(path) || strings.Contains(path, "..") {
+			return fmt.Errorf("image file %q: want an absolute path without ..", path)
+		}
+		to := filepath.Join(upper, path)
+		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(to, content, 0o600); err != nil {
+			return err
+		}
 	}
 	for _, f := range []struct{ from, to string }{
 		{l.opts.Supervisor, "upper/usr/local/sbin/minisystemd"},
