@@ -36,8 +36,8 @@ func (s *scenario) criticalSettingRefused() {
 	s.must("reading the control plane", env.Client.Get(s.ctx, client.ObjectKeyFromObject(s.c.controlPlane), kcp))
 	before := kcp.DeepCopy()
 	kcp.Spec.KThreesConfigSpec.ServerConfig.ClusterCidr = forcedCIDR
-	if err := env.Client.Patch(s.ctx, kcp, client.MergeFrom(before)); err == nil || !strings.Contains(err.Error(), "cluster-cidr") {
-		s.t.Errorf("changing cluster-cidr of a running cluster: %v, want refused at admission naming cluster-cidr", err)
+	if err := env.Client.Patch(s.ctx, kcp, client.MergeFrom(before)); err == nil || !strings.Contains(err.Error(), "clusterCidr") {
+		s.t.Errorf("changing cluster-cidr of a running cluster: %v, want refused at admission naming clusterCidr", err)
 	} else {
 		s.t.Logf("admission refused the cluster-cidr change: %v", err)
 	}
