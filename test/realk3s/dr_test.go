@@ -156,7 +156,7 @@ func (s *scenario) restoreTo(snap *controlplanev1.KThreesEtcdSnapshot, before, a
 		}
 		return nil
 	})
-	nodesReady(s.t, s.wc, len(s.machines(true))+len(s.machines(false)), 10*time.Minute)
+	nodesReady(s.t, s.wc, len(s.machines(true))+len(s.machines(false)))
 	if now := s.machineUIDs(false); !now.Equal(agents) {
 		s.t.Errorf("agents after the restore: %v, want %v, none replaced", now.UnsortedList(), agents.UnsortedList())
 	}

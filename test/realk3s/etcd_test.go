@@ -41,7 +41,7 @@ func etcdMembers(ctx context.Context, machine string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	resp, err := c.MemberList(ctx)

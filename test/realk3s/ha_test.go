@@ -41,7 +41,7 @@ func TestHAClusterWithAgents(t *testing.T) {
 	clusterAvailable(t, s.key, 20*time.Minute)
 	t.Logf("3 servers + 2 agents: kubectl apply to Available in %s (k3s %s)", time.Since(start).Round(time.Second), k3sVersion)
 	s.wc, s.cs = workloadClients(t, s.key)
-	nodesReady(t, s.wc, 5, 10*time.Minute)
+	nodesReady(t, s.wc, 5)
 	t.Logf("all 5 Nodes Ready %s after apply", time.Since(start).Round(time.Second))
 	runWorkload(t, s.wc, s.cs)
 	s.criticalSettingRefused()

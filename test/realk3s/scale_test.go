@@ -37,7 +37,7 @@ func TestScaleRemediationAndAddressJoins(t *testing.T) {
 	}
 	clusterAvailable(t, s.key, 15*time.Minute)
 	s.wc, s.cs = workloadClients(t, s.key)
-	nodesReady(t, s.wc, 2, 10*time.Minute)
+	nodesReady(t, s.wc, 2)
 	s.agentJoinedByAddress()
 	tokenBefore := s.tokenSecret()
 
@@ -148,7 +148,7 @@ func (s *scenario) serversSettled(n int, timeout time.Duration) {
 		}
 		return nil
 	})
-	nodesReady(s.t, s.wc, n+len(s.machines(false)), 10*time.Minute)
+	nodesReady(s.t, s.wc, n+len(s.machines(false)))
 }
 
 // hasMemberOf says whether a member of k3s's (named <node>-<suffix>) runs on node.
@@ -235,7 +235,7 @@ func (s *scenario) rolloutAgents() {
 		}
 		return nil
 	})
-	nodesReady(s.t, s.wc, len(s.machines(true))+len(old), 10*time.Minute)
+	nodesReady(s.t, s.wc, len(s.machines(true))+len(old))
 	s.t.Logf("agents rolled out in %s", time.Since(start).Round(time.Second))
 }
 

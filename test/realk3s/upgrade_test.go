@@ -213,4 +213,3 @@ func (s *scenario) rolloutSnapshotFirst(version string) {
 		return fmt.Errorf("snapshots %v", phases)
 	})
 }
-

@@ -14,9 +14,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	"sigs.k8s.io/cluster-api/controllers/remote"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/capk3s/capk3s/test/realk3s/provider"
 )
 
 // eventually polls check every 2 s until it passes or timeout ends, then fails the
@@ -58,7 +59,7 @@ func clusterAvailable(t *testing.T, key client.ObjectKey, timeout time.Duration)
 // does.
 func workloadConfig(t *testing.T, key client.ObjectKey) *rest.Config {
 	t.Helper()
-	cfg, err := remote.RESTConfig(context.Background(), "realk3s-test", env.Client, key)
+	cfg, err := provider.WorkloadConfig(context.Background(), env.Client, key)
 	if err != nil {
 		t.Fatalf("workload cluster %s: %v", key, err)
 	}
@@ -80,9 +81,9 @@ func workloadClients(t *testing.T, key client.ObjectKey) (client.Client, kuberne
 }
 
 // nodesReady waits until the workload cluster has exactly want Nodes, all Ready.
-func nodesReady(t *testing.T, wc client.Client, want int, timeout time.Duration) {
+func nodesReady(t *testing.T, wc client.Client, want int) {
 	t.Helper()
-	eventually(t, timeout, fmt.Sprintf("%d Ready Nodes", want), func(ctx context.Context) error {
+	eventually(t, 10*time.Minute, fmt.Sprintf("%d Ready Nodes", want), func(ctx context.Context) error {
 		nodes := &corev1.NodeList{}
 		if err := wc.List(ctx, nodes); err != nil {
 			return err

@@ -150,7 +150,7 @@ func (l *Layer) boot(m *Machine) error {
 	if err != nil {
 		return err
 	}
-	defer console.Close()
+	defer func() { _ = console.Close() }()
 	cmd := exec.Command("nsenter", "--net=/run/netns/"+ns, "--", "/bin/sh", filepath.Join(m.dir, "stage1.sh"), m.Name, m.dir, l.opts.Root)
 	cmd.Stdout, cmd.Stderr = console, console
 	// Its own process group: a Ctrl-C to the tests does not reach the machines;

@@ -65,7 +65,7 @@ func (l *Layer) prepare(m *Machine, spec MachineSpec, n int) error {
 	}
 	for path, content := range spec.Files {
 		if !filepath.IsAbs(path) || strings.Contains(path, "..") {
-			return fmt.Errorf("image file %q: want an absolute path without ..", path)
+			return fmt.Errorf("image file %q: want an absolute path without \"..\"", path)
 		}
 		to := filepath.Join(upper, path)
 		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
@@ -114,7 +114,7 @@ func linkOrCopy(from, to string, mode os.FileMode) error {
 	if err != nil {
 		return err
 	}
-	defer in.Close()
+	defer func() { _ = in.Close() }()
 	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
 	if err != nil {
 		return err

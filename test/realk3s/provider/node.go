@@ -3,11 +3,14 @@ package provider
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	"sigs.k8s.io/cluster-api/controllers/remote"
+	"sigs.k8s.io/cluster-api/util/kubeconfig"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	netnsv1 "github.com/capk3s/capk3s/test/realk3s/api/v1beta2"
@@ -21,7 +24,7 @@ const uninitializedTaint = "node.cloudprovider.kubernetes.io/uninitialized"
 // initializeNode does a cloud controller's part for the machine's Node: providerID,
 // addresses, and the uninitialized taint gone. It reports whether the Node exists.
 func (p *Provider) initializeNode(ctx context.Context, cluster *clusterv1.Cluster, nm *netnsv1.NetnsMachine) (bool, error) {
-	cfg, err := remote.RESTConfig(ctx, "realk3s-provider", p.Client, client.ObjectKeyFromObject(cluster))
+	cfg, err := WorkloadConfig(ctx, p.Client, client.ObjectKeyFromObject(cluster))
 	if err != nil {
 		return false, err
 	}
@@ -57,6 +60,21 @@ func (p *Provider) initializeNode(ctx context.Context, cluster *clusterv1.Cluste
 		return true, fmt.Errorf("node %s's addresses: %w", node.Name, err)
 	}
 	return true, nil
+}
+
+// WorkloadConfig reaches a workload cluster with the admin kubeconfig capk3s keeps in
+// the <cluster>-kubeconfig Secret, as Cluster API's controllers do.
+func WorkloadConfig(ctx context.Context, c client.Reader, cluster client.ObjectKey) (*rest.Config, error) {
+	b, err := kubeconfig.FromSecret(ctx, c, cluster)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(b)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig of %s: %w", cluster, err)
+	}
+	cfg.Timeout = 30 * time.Second
+	return cfg, nil
 }
 
 func nodeAddresses(nm *netnsv1.NetnsMachine) []corev1.NodeAddress {
