@@ -351,7 +351,11 @@ func (r *Reconciler) reconcile(ctx context.Context, cluster *clusterv1.Cluster, 
 	if err := r.reconcileEtcdMembership(ctx, cluster, kcp, seen); err != nil {
 		return ctrl.Result{}, err
 	}
-	return r.reconcileServers(ctx, cluster, kcp, tokenAvailable, seen)
+	result, err := r.reconcileServers(ctx, cluster, kcp, tokenAvailable, seen)
+	if err == nil && seen.removalInFlight {
+		result = soonest(result, removalPoll)
+	}
+	return result, err
 }
 
 // reconcileServers takes the pass's one operation on the servers. Completing an

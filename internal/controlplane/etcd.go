@@ -172,6 +172,14 @@ func planEtcdMembership(cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesC
 // left to hand over). It waits by watch: the Machine watch wakes the control plane
 // when CAPI reaches the pre-terminate phase, the workload Node watch when k3s answers.
 func (r *Reconciler) reconcileEtcdMembership(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, seen *observed) error {
+	if r.ClusterCache != nil && len(leavingInFlight(*seen)) > 0 {
+		// Confirmations the watch may never bring (etcd_removal_watch.go).
+		read, done, err := r.freshNodeReader(ctx, client.ObjectKeyFromObject(cluster))
+		if err == nil {
+			seen.removalInFlight = refreshInFlightRemovals(ctx, seen, read)
+			done()
+		}
+	}
 	plan := planEtcdMembership(cluster, kcp, *seen)
 	log := ctrl.LoggerFrom(ctx)
 	for _, m := range plan.release {

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/controllers/clustercache"
@@ -290,9 +291,14 @@ func TestPlanEtcdMembership(t *testing.T) {
 }
 
 // etcdWorkloadIsManagement is a ClusterCache whose workload cluster is the test
-// apiserver itself; only GetUncachedClient is used by the etcd handshake.
+// apiserver itself; the etcd handshake uses GetUncachedClient, and GetRESTConfig for
+// the reads on a connection of its own.
 type etcdWorkloadIsManagement struct {
 	clustercache.ClusterCache
+}
+
+func (etcdWorkloadIsManagement) GetRESTConfig(context.Context, client.ObjectKey) (*rest.Config, error) {
+	return env.Config, nil
 }
 
 func (etcdWorkloadIsManagement) GetUncachedClient(context.Context, client.ObjectKey) (client.Client, error) {

@@ -28,6 +28,9 @@ type observed struct {
 	objects map[string]serverObjects
 	// nodes is nil when the workload cluster could not be reached.
 	nodes workload.Nodes
+	// removalInFlight: k3s has a member removal it has not confirmed yet, which the
+	// pass looks at again after removalPoll (etcd_removal_watch.go).
+	removalInFlight bool
 	// blocked says why a needed scale operation waits ("" when it does not).
 	blocked string
 	// rolloutSnapshot is RollingOut's reason while the snapshot before the

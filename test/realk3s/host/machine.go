@@ -153,6 +153,9 @@ func (l *Layer) boot(m *Machine) error {
 	defer func() { _ = console.Close() }()
 	cmd := exec.Command("nsenter", "--net=/run/netns/"+ns, "--", "/bin/sh", filepath.Join(m.dir, "stage1.sh"), m.Name, m.dir, l.opts.Root)
 	cmd.Stdout, cmd.Stderr = console, console
+	// A machine starts with an environment of its own, not the tests': k3s's
+	// install.sh hands every K3S_* variable it sees on to k3s.
+	cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root", "LANG=C.UTF-8"}
 	// Its own process group: a Ctrl-C to the tests does not reach the machines;
 	// Cleanup stops them.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
