@@ -16,11 +16,10 @@ import (
 
 	controlplanev1 "github.com/capk3s/capk3s/api/controlplane/v1beta2"
 	"github.com/capk3s/capk3s/internal/token"
-	"github.com/capk3s/capk3s/test/stack"
 )
 
-// TestScaleRemediationAndAddressJoins: a cluster with the sandbox demo's k3s settings,
-// whose servers and agents join by a server's own address (InternalAddress), grows
+// TestScaleRemediationAndAddressJoins: a cluster whose servers and agents join by a
+// server's own address (InternalAddress), grows
 // from 1 to 3 servers; a killed server (its processes and namespace gone) is found
 // by a MachineHealthCheck and replaced, and its etcd member leaves; then it shrinks
 // back to 1 server, with writes going through all along; last a MachineDeployment
@@ -30,7 +29,6 @@ func TestScaleRemediationAndAddressJoins(t *testing.T) {
 	s := &scenario{t: t, ctx: context.Background(), ns: env.NewNamespace(t)}
 	s.c = newCluster(clusterOptions{namespace: s.ns, name: "scale", servers: 1, agents: 1, version: k3sVersion})
 	s.key = client.ObjectKeyFromObject(s.c.cluster)
-	s.withDemoSettings()
 	s.c.controlPlane.Spec.RegistrationMethod = controlplanev1.RegistrationInternalAddress
 	for _, o := range s.c.objects() {
 		s.must(fmt.Sprintf("creating %T %s", o, o.GetName()), env.Client.Create(s.ctx, o))
@@ -52,19 +50,6 @@ func TestScaleRemediationAndAddressJoins(t *testing.T) {
 	if tokenAfter.UID != tokenBefore.UID || string(tokenAfter.Data["value"]) != string(tokenBefore.Data["value"]) {
 		t.Errorf("the token Secret changed: UID %s -> %s, value changed %v", tokenBefore.UID, tokenAfter.UID,
 			string(tokenAfter.Data["value"]) != string(tokenBefore.Data["value"]))
-	}
-}
-
-// withDemoSettings gives the cluster the k3s settings of the sandbox's demo cluster
-// (test/stack.NewCluster), on top of what this host needs: they must boot on a
-// kernel without WireGuard.
-func (s *scenario) withDemoSettings() {
-	demo := stack.NewCluster(stack.ClusterOptions{Namespace: s.ns, Name: s.key.Name, Servers: 1, Agents: 1, Version: k3sVersion})
-	cp := &s.c.controlPlane.Spec.KThreesConfigSpec
-	cp.ServerConfig.ExtraConfig = demo.ControlPlane.Spec.KThreesConfigSpec.ServerConfig.ExtraConfig
-	cp.AgentConfig.NodeLabels = demo.ControlPlane.Spec.KThreesConfigSpec.AgentConfig.NodeLabels
-	if len(cp.ServerConfig.ExtraConfig) == 0 {
-		s.t.Fatal("the demo cluster has no extraConfig to boot")
 	}
 }
 
