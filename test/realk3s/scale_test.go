@@ -247,16 +247,21 @@ func (s *scenario) keepWriting() *writer {
 		created := false
 		for i := 0; ctx.Err() == nil; i++ {
 			wctx, wcancel := context.WithTimeout(ctx, 5*time.Second)
+			// A connection of its own each time, as a new kubectl has: the shared
+			// one may stay on a server that left etcd until its machine is gone
+			// (docs/design.md), which says nothing about quorum.
+			wc, closeConns := freshClient(s.t, s.key)
 			var err error
 			if !created {
 				cm.Data = map[string]string{"n": "0"}
-				err = s.wc.Create(wctx, cm)
+				err = wc.Create(wctx, cm)
 				created = err == nil
 			} else {
 				before := cm.DeepCopy()
 				cm.Data = map[string]string{"n": fmt.Sprint(i)}
-				err = s.wc.Patch(wctx, cm, client.MergeFrom(before))
+				err = wc.Patch(wctx, cm, client.MergeFrom(before))
 			}
+			closeConns()
 			wcancel()
 			w.mu.Lock()
 			if err == nil {

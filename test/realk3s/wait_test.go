@@ -3,6 +3,7 @@ package realk3s
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,6 +79,24 @@ func workloadClients(t *testing.T, key client.ObjectKey) (client.Client, kuberne
 		t.Fatal(err)
 	}
 	return c, cs
+}
+
+// freshClient reaches the workload cluster on a connection of its own (a dialer in
+// the config keeps client-go from sharing its cached transport); the returned func
+// closes it.
+func freshClient(t *testing.T, key client.ObjectKey) (client.Client, func()) {
+	t.Helper()
+	cfg := workloadConfig(t, key)
+	cfg.Dial = (&net.Dialer{Timeout: 5 * time.Second}).DialContext
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{HTTPClient: hc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, hc.CloseIdleConnections
 }
 
 // nodesReady waits until the workload cluster has exactly want Nodes, all Ready.
