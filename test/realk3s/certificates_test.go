@@ -136,6 +136,10 @@ func (s *scenario) certMonitorEvents() {
 	for node, e := range warned {
 		s.t.Logf("k3s Event on %s: name %s type %s reason %s count %d involvedObject %+v source %+v reportingController %q reportingInstance %q\nmessage: %s",
 			node, e.Name, e.Type, e.Reason, e.Count, e.InvolvedObject, e.Source, e.ReportingController, e.ReportingInstance, e.Message)
+		n := &corev1.Node{}
+		s.must("reading Node "+node, s.wc.Get(s.ctx, client.ObjectKey{Name: node}, n))
+		s.t.Logf("k3s's first report on %s at %s, its Node created at %s", node, e.FirstTimestamp.UTC().Format(time.RFC3339),
+			n.CreationTimestamp.UTC().Format(time.RFC3339))
 		if strings.Contains(e.Message, "-ca@") || strings.Contains(e.Message, caDate) {
 			s.t.Errorf("the warning on %s lists a CA: %s", node, e.Message)
 		}
