@@ -34,6 +34,10 @@ func TestAgentCertificatesChanged(t *testing.T) {
 		{"report removed", agent("2027-01-01T00:00:00Z"), agent(""), true},
 		{"another change", agent("2027-01-01T00:00:00Z"), relabelled, false},
 		{"a server", agent(""), server, false},
+		// A report read before the agent's Node was known is read again once it is.
+		{"node known", agent("2027-01-01T00:00:00Z"), withNode(agent("2027-01-01T00:00:00Z"), "md-a", ""), true},
+		{"provider ID known", agent(""), withNode(agent(""), "", "k3s://md-a"), true},
+		{"a server's node known", server, withNode(server.DeepCopy(), "md-a", ""), false},
 	}
 	for _, tc := range cases {
 		if got := p.Update(event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.new}); got != tc.want {
@@ -46,6 +50,11 @@ func TestAgentCertificatesChanged(t *testing.T) {
 	if p.Delete(event.DeleteEvent{Object: agent("2027-01-01T00:00:00Z")}) {
 		t.Errorf("a deleted agent passes")
 	}
+}
+
+func withNode(m *clusterv1.Machine, node, providerID string) *clusterv1.Machine {
+	m.Status.NodeRef.Name, m.Spec.ProviderID = node, providerID
+	return m
 }
 
 func TestAgentToControlPlane(t *testing.T) {

@@ -68,7 +68,7 @@ func (c *workloadCluster) certsOfLocked(node string, server bool, now time.Time)
 	}
 	nc, ok := c.certs[node]
 	if !ok {
-		nc = &nodeCerts{server: server, leaves: k3smodel.IssueAll(server, node, c.cas, now, k3smodel.LeafLifetime)}
+		nc = &nodeCerts{server: server, leaves: k3smodel.IssueAll(server, node, c.cas, now, c.leafLifetimeLocked(node, server))}
 		c.certs[node] = nc
 	}
 	return nc
@@ -94,7 +94,7 @@ func (c *workloadCluster) issuedAt(node string, server bool, value string, at, n
 		return
 	}
 	nc.issuedAt = value
-	nc.leaves = k3smodel.IssueAll(server, node, nil, at, k3smodel.LeafLifetime)
+	nc.leaves = k3smodel.IssueAll(server, node, nil, at, c.leafLifetimeLocked(node, server))
 }
 
 // restartK3s is k3s stopping and starting again on a node at now: its certificates
@@ -108,7 +108,7 @@ func (c *workloadCluster) restartK3s(node string, now time.Time) []string {
 		return nil
 	}
 	var renewed []string
-	nc.leaves, renewed = k3smodel.Restart(nc.leaves, c.cas, now, k3smodel.LeafLifetime)
+	nc.leaves, renewed = k3smodel.Restart(nc.leaves, c.cas, now, c.leafLifetimeLocked(node, nc.server))
 	nc.checked, nc.events = time.Time{}, nil
 	return renewed
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
@@ -91,6 +92,9 @@ type workloadCluster struct {
 	cas map[k3smodel.CAName]k3smodel.CA
 	// certs are the nodes' certificates, by Node (certs.go).
 	certs map[string]*nodeCerts
+	// signers are the leaf lifetimes the servers' k3s sign with, by Node
+	// (certlifetime.go).
+	signers map[string]time.Duration
 }
 
 // datastoreAddress is the datastore of a datastore cluster, without credentials, for

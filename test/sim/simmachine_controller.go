@@ -246,6 +246,7 @@ func (r *machineReconciler) boot(ctx context.Context, sm *simv1.SimMachine, mach
 	}
 	if n.role == roleServer {
 		wc.serverUp(n.name, n.address, b.supervisorPort)
+		wc.serverSigns(n.name, b.signingLifetime())
 	}
 	sm.Spec.ProviderID = providerID
 	sm.Status.NodeName = n.name
