@@ -169,14 +169,16 @@ func planEtcdMembership(cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesC
 
 // reconcileEtcdMembership hands the etcd members of deleted servers over to k3s, one
 // at a time, and releases their pre-terminate hooks once k3s confirms (or nothing is
-// left to hand over). It waits by watch: the Machine watch wakes the control plane
-// when CAPI reaches the pre-terminate phase, the workload Node watch when k3s answers.
+// left to hand over). The Machine watch wakes the control plane when CAPI reaches the
+// pre-terminate phase, the workload Node watch when k3s answers; while a removal is in
+// flight the pass also asks to be woken (etcd_removal_watch.go).
 func (r *Reconciler) reconcileEtcdMembership(ctx context.Context, cluster *clusterv1.Cluster, kcp *controlplanev1.KThreesControlPlane, seen *observed) error {
-	if r.ClusterCache != nil && len(leavingInFlight(*seen)) > 0 {
-		// Confirmations the watch may never bring (etcd_removal_watch.go).
-		read, done, err := r.freshNodeReader(ctx, client.ObjectKeyFromObject(cluster))
-		if err == nil {
-			seen.removalInFlight = refreshInFlightRemovals(ctx, seen, read)
+	if leaving := leavingInFlight(*seen); len(leaving) > 0 && r.ClusterCache != nil {
+		// Confirmations the watch may never bring (etcd_removal_watch.go); without a
+		// fresh connection this pass, the next one tries again.
+		seen.removalInFlight = true
+		if read, done, err := r.freshNodeReader(ctx, client.ObjectKeyFromObject(cluster)); err == nil {
+			seen.removalInFlight = refreshInFlightRemovals(ctx, seen, leaving, read)
 			done()
 		}
 	}
@@ -193,6 +195,8 @@ func (r *Reconciler) reconcileEtcdMembership(ctx context.Context, cluster *clust
 	if plan.remove == nil {
 		return nil
 	}
+	// The removal just asked for is in flight: its confirmation is looked for too.
+	seen.removalInFlight = true
 	return r.requestMemberRemoval(ctx, cluster, plan.remove, seen.nodes[plan.remove.Name].Name)
 }
 

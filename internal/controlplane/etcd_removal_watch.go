@@ -35,13 +35,13 @@ const freshReadTimeout = 10 * time.Second
 // nodeReader reads one Node.
 type nodeReader func(ctx context.Context, name string) (*corev1.Node, error)
 
-// refreshInFlightRemovals reads again, with read, the Nodes of leaving servers whose
-// cached Node shows a removal k3s has not confirmed, and puts what k3s confirmed into
-// seen. It reports whether a removal is still in flight, for the pass to be woken.
-// A failed read leaves the cached Node: the next pass tries again.
-func refreshInFlightRemovals(ctx context.Context, seen *observed, read nodeReader) bool {
+// refreshInFlightRemovals reads again, with read, the Nodes of the leaving servers
+// (leavingInFlight) and puts what k3s confirmed into seen. It reports whether a
+// removal is still in flight, for the pass to be woken. A failed read leaves the
+// cached Node: the next pass tries again.
+func refreshInFlightRemovals(ctx context.Context, seen *observed, leaving []*clusterv1.Machine, read nodeReader) bool {
 	inFlight := false
-	for _, m := range leavingInFlight(*seen) {
+	for _, m := range leaving {
 		n := seen.nodes[m.Name]
 		live, err := read(ctx, n.Name)
 		if err != nil || live == nil {

@@ -30,7 +30,7 @@ func TestRefreshInFlightRemovals(t *testing.T) {
 	confirmed := etcdMember("a", etcdRemovedConsumed)
 	reads := 0
 	seen := stale()
-	inFlight := refreshInFlightRemovals(context.Background(), &seen, func(_ context.Context, name string) (*corev1.Node, error) {
+	inFlight := refreshInFlightRemovals(context.Background(), &seen, leavingInFlight(seen), func(_ context.Context, name string) (*corev1.Node, error) {
 		reads++
 		if name != "a" {
 			t.Errorf("read Node %s: only the leaving server's Node is read again", name)
@@ -45,7 +45,7 @@ func TestRefreshInFlightRemovals(t *testing.T) {
 	}
 
 	seen = stale()
-	inFlight = refreshInFlightRemovals(context.Background(), &seen, func(context.Context, string) (*corev1.Node, error) {
+	inFlight = refreshInFlightRemovals(context.Background(), &seen, leavingInFlight(seen), func(context.Context, string) (*corev1.Node, error) {
 		return nil, errors.New("context deadline exceeded")
 	})
 	if !inFlight || !removalInFlight(seen.nodes["a"]) {
@@ -53,7 +53,7 @@ func TestRefreshInFlightRemovals(t *testing.T) {
 	}
 
 	seen = stale()
-	inFlight = refreshInFlightRemovals(context.Background(), &seen, func(context.Context, string) (*corev1.Node, error) {
+	inFlight = refreshInFlightRemovals(context.Background(), &seen, leavingInFlight(seen), func(context.Context, string) (*corev1.Node, error) {
 		return etcdMember("a", etcdAsked), nil
 	})
 	if !inFlight {
@@ -61,7 +61,7 @@ func TestRefreshInFlightRemovals(t *testing.T) {
 	}
 
 	calm := etcdSeen([]*clusterv1.Machine{etcdServer("a"), etcdServer("b")}, etcdMember("a"), etcdMember("b"))
-	if refreshInFlightRemovals(context.Background(), &calm, func(context.Context, string) (*corev1.Node, error) {
+	if refreshInFlightRemovals(context.Background(), &calm, leavingInFlight(calm), func(context.Context, string) (*corev1.Node, error) {
 		t.Error("no removal in flight: nothing is read")
 		return nil, nil
 	}) {
